@@ -1,0 +1,29 @@
+# Two commands set everything up: `make lab` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: lab test notebooks bench clean
+
+# (Re)install when pyproject.toml changes; creates .venv when missing.
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	@touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/ratelab lab
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+notebooks: $(STAMP)
+	$(BIN)/ratelab notebooks
+
+bench: $(STAMP)
+	$(BIN)/ratelab bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

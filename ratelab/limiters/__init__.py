@@ -1,0 +1,45 @@
+"""The reference limiters: readable, pure Python, time passed in, one module per algorithm.
+
+    >>> from ratelab.limiters import make
+    >>> bucket = make("token-bucket", rate=1, capacity=2)
+    >>> [bucket.allow("alice", now=0.0).allowed for _ in range(3)]
+    [True, True, False]
+
+Every limiter answers ``allow(key, now, cost=1)`` and ``peek(key, now, cost=1)`` with a
+:class:`Decision`, and shows its internal state with ``inspect(key, now)``.
+"""
+
+from __future__ import annotations
+
+from .base import Decision, Limiter
+from .fixed_window import FixedWindow
+from .gcra import GCRA
+from .leaky_bucket import LeakyBucket
+from .nginx import NginxLimitReq
+from .sliding_counter import SlidingWindowCounter
+from .sliding_log import SlidingWindowLog
+from .token_bucket import BucketState, TokenBucket, take
+
+REGISTRY: dict[str, type[Limiter]] = {
+    cls.name: cls
+    for cls in (TokenBucket, LeakyBucket, FixedWindow, SlidingWindowLog, SlidingWindowCounter,
+                GCRA, NginxLimitReq)
+}
+NAMES: tuple[str, ...] = tuple(REGISTRY)
+
+
+def make(name: str, **params) -> Limiter:
+    """A new limiter of the registry algorithm `name`, built with `params`."""
+    try:
+        cls = REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown limiter {name!r}; choose one of {', '.join(NAMES)}") from None
+    try:
+        return cls(**params)
+    except TypeError as e:  # a missing or unknown parameter
+        raise ValueError(f"{name}: {e}") from None
+
+
+__all__ = ["Decision", "Limiter", "make", "NAMES", "REGISTRY", "TokenBucket", "BucketState",
+           "take", "LeakyBucket", "FixedWindow", "SlidingWindowLog", "SlidingWindowCounter",
+           "GCRA", "NginxLimitReq"]

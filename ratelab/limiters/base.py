@@ -1,0 +1,209 @@
+"""What every limiter shares: the Decision, the keyed base class, and input checks.
+
+A limiter is asked one question, "may this request of `cost` units from `key` pass at time
+`now`?", and answers with a :class:`Decision`. Time is always an argument (seconds, float);
+nothing here reads a clock.
+
+Every algorithm is written in the same two steps (compute, then commit):
+
+* ``_check(state, now, cost) -> (Decision, new_state)`` computes the answer and the state the
+  key *would* have, and changes nothing;
+* ``allow`` stores ``new_state``; ``peek`` throws it away.
+
+So ``peek`` is exactly ``allow`` without consequences, and a rejected request changes the state
+only when the algorithm's ``count_rejected`` policy says it should.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Hashable
+
+Seconds = float
+"""A duration or an instant, in seconds."""
+
+PerSecond = float
+"""A rate, in requests (cost units) per second."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The answer to one request, with what a client should be told about it.
+
+    allowed      whether the request passes.
+    limit        the most the limiter admits at once (capacity, limit, burst + 1 ...).
+    remaining    whole requests of cost 1 that would still pass at this instant, after this one.
+    retry_after  seconds until a request of this cost would pass; 0 when allowed.
+    reset_after  seconds until the full allowance is back (0 when it already is).
+    delay        seconds the request is held before it is served (shaping, nginx); else 0.
+    """
+
+    allowed: bool
+    limit: float
+    remaining: int
+    retry_after: Seconds
+    reset_after: Seconds
+    delay: Seconds = 0.0
+
+
+# ---------------------------------------------------------------- input checks
+
+
+def positive(name: str, value: Any) -> float:
+    """`value` as a float, or ValueError naming `name` unless it is finite and > 0."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
+    if not math.isfinite(x) or x <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return x
+
+
+def non_negative(name: str, value: Any) -> float:
+    """`value` as a float, or ValueError naming `name` unless it is finite and >= 0."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a non-negative number, got {value!r}") from None
+    if not math.isfinite(x) or x < 0:
+        raise ValueError(f"{name} must be a non-negative finite number, got {value!r}")
+    return x
+
+
+def whole(name: str, value: Any, *, minimum: int = 1) -> int:
+    """`value` as an int, or ValueError naming `name` unless it is a whole number >= minimum."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}") from None
+    if not math.isfinite(x) or x != int(x) or x < minimum:
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    return int(x)
+
+
+def finite_time(now: Any) -> float:
+    """`now` as a float, or ValueError unless it is a finite number of seconds."""
+    try:
+        t = float(now)
+    except (TypeError, ValueError):
+        raise ValueError(f"now must be a time in seconds, got {now!r}") from None
+    if not math.isfinite(t):
+        raise ValueError(f"now must be a finite time in seconds, got {now!r}")
+    return t
+
+
+# ---------------------------------------------------------------- the keyed limiter
+
+
+class Limiter:
+    """Base of the reference limiters: per-key state, checks, and the verbs.
+
+    Subclasses set ``name`` and ``limit`` and implement ``_initial(now)``,
+    ``_check(state, now, cost)`` and ``_inspect(state, now)``; they may override ``max_cost``.
+
+    Time must not run backwards for a key: a ``now`` earlier than the last time that key was
+    seen raises ValueError (we reject rather than clamp, so that an unsorted trace is a loud
+    error and never a silently wrong count). Equal times are fine — ties are common in logs.
+    """
+
+    name: str = ""
+    limit: float = 0.0
+
+    def __init__(self) -> None:
+        self._state: dict[Hashable, Any] = {}
+        self._last: dict[Hashable, float] = {}
+
+    # -- the verbs -------------------------------------------------------------------
+
+    def allow(self, key: Hashable, now: Seconds, cost: float = 1) -> Decision:
+        """Decide the request and record it: the Decision for `cost` units of `key` at `now`."""
+        now, cost = self._arguments(key, now, cost)
+        decision, new_state = self._check(self._current(key, now), now, cost)
+        self._commit(key, new_state, now)
+        return decision
+
+    def peek(self, key: Hashable, now: Seconds, cost: float = 1) -> Decision:
+        """The Decision `allow` would return, without consuming anything."""
+        now, cost = self._arguments(key, now, cost)
+        decision, _ = self._check(self._current(key, now), now, cost)
+        return decision
+
+    def inspect(self, key: Hashable, now: Seconds) -> dict[str, Any]:
+        """The key's internal state as it stands at `now` (tokens, queue, counters, log)."""
+        now = self._arguments(key, now, 1)[0]
+        return self._inspect(self._current(key, now), now)
+
+    def reset(self, key: Hashable | None = None) -> None:
+        """Forget one key's state, or every key's when `key` is None."""
+        if key is None:
+            self._state.clear()
+            self._last.clear()
+        else:
+            self._state.pop(key, None)
+            self._last.pop(key, None)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The constructor arguments, so that ``make(self.name, **self.params)`` copies it."""
+        raise NotImplementedError
+
+    def clone(self) -> "Limiter":
+        """A fresh limiter with the same parameters and no state."""
+        return type(self)(**self.params)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+    # -- for subclasses ----------------------------------------------------------------
+
+    @property
+    def max_cost(self) -> float:
+        """The largest cost a request can have and still pass on an idle key."""
+        return self.limit
+
+    def _initial(self, now: float) -> Any:
+        raise NotImplementedError
+
+    def _check(self, state: Any, now: float, cost: float) -> tuple[Decision, Any]:
+        raise NotImplementedError
+
+    def _inspect(self, state: Any, now: float) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _current(self, key: Hashable, now: float) -> Any:
+        state = self._state.get(key)
+        return self._initial(now) if state is None else state
+
+    def _commit(self, key: Hashable, new_state: Any, now: float) -> None:
+        self._state[key] = new_state
+        self._last[key] = now
+
+    # -- checks ------------------------------------------------------------------------
+
+    def _arguments(self, key: Hashable, now: Any, cost: Any) -> tuple[float, float]:
+        now = finite_time(now)
+        last = self._last.get(key)
+        if last is not None and now < last:
+            raise ValueError(
+                f"now={now!r} is earlier than the last time {last!r} seen for key {key!r}: "
+                "time must not run backwards for a key (sort the trace first)"
+            )
+        cost = positive("cost", cost)
+        if cost > self.max_cost:
+            raise ValueError(
+                f"cost={cost!r} is above what {self.name} can ever admit "
+                f"({self.max_cost!r}): such a request would be rejected forever"
+            )
+        return now, cost
+
+
+def check_count_rejected(value: Any) -> bool:
+    """`value` if it is a bool, else ValueError naming count_rejected."""
+    if not isinstance(value, bool):
+        raise ValueError(f"count_rejected must be True or False, got {value!r}")
+    return value

@@ -1,0 +1,74 @@
+"""Fixed window: one counter per calendar window [kW, (k+1)W).
+
+A request passes when the window's count including it is within `limit`; the counter starts
+again at zero when the next window begins. Cheap (one integer per key) and exact per window,
+but blind across the boundary: `limit` requests at the end of one window and `limit` more at
+the start of the next pass within a moment of each other — up to 2 x limit in any trailing
+window of length W.
+
+``count_rejected=True`` counts rejected requests too, as a Redis ``INCR``-first counter does.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .base import Decision, Limiter, Seconds, check_count_rejected, positive
+
+
+def window_index(now: Seconds, window: Seconds) -> int:
+    """The calendar window `now` falls in: k with kW <= now < (k+1)W."""
+    return math.floor(now / window)
+
+
+@dataclass(frozen=True, slots=True)
+class WindowState:
+    """The count in window number `index`."""
+
+    index: int
+    count: float
+
+
+class FixedWindow(Limiter):
+    """Keyed fixed-window counter: at most `limit` per calendar window of `window` seconds."""
+
+    name = "fixed-window"
+
+    def __init__(self, limit: float, window: Seconds, count_rejected: bool = False) -> None:
+        super().__init__()
+        self.limit = positive("limit", limit)
+        self.window = positive("window", window)
+        self.count_rejected = check_count_rejected(count_rejected)
+
+    @property
+    def params(self) -> dict:
+        return {"limit": self.limit, "window": self.window,
+                "count_rejected": self.count_rejected}
+
+    def _initial(self, now: float) -> WindowState:
+        return WindowState(window_index(now, self.window), 0.0)
+
+    def _count(self, state: WindowState, k: int) -> float:
+        return state.count if state.index == k else 0.0
+
+    def _check(self, state: WindowState, now: float, cost: float):
+        k = window_index(now, self.window)
+        count = self._count(state, k)
+        allowed = count + cost <= self.limit
+        after = count + cost if (allowed or self.count_rejected) else count
+        window_end = (k + 1) * self.window - now
+        retry = 0.0 if allowed else window_end  # the next window starts empty
+        decision = Decision(
+            allowed=allowed,
+            limit=self.limit,
+            remaining=int(math.floor(max(0.0, self.limit - after))),
+            retry_after=retry,
+            reset_after=window_end if after > 0 else 0.0,
+        )
+        return decision, WindowState(k, after)
+
+    def _inspect(self, state: WindowState, now: float) -> dict:
+        k = window_index(now, self.window)
+        return {"window_start": k * self.window, "count": self._count(state, k),
+                "limit": self.limit}

@@ -1,0 +1,115 @@
+"""Sliding window log: the exact answer, at one timestamp per request.
+
+The log holds the time (and cost) of every admitted request of the last `window` seconds. A
+request at `now` passes when the cost logged in the trailing window (now - W, now], plus its
+own, is within `limit`. No trailing window ever holds more than `limit` — the price is memory
+proportional to the limit, per key.
+
+``count_rejected=True`` logs rejected requests too (a client that keeps knocking stays out).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+from .base import Decision, Limiter, check_count_rejected, positive
+
+
+@dataclass(slots=True)
+class Log:
+    """(time, cost) of logged requests, oldest first, and their total cost."""
+
+    entries: deque = field(default_factory=deque)
+    total: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class LogChange:
+    """What a request does to the log: drop the `expired` oldest entries, append `entry`."""
+
+    log: Log
+    expired: int
+    expired_cost: float
+    entry: tuple[float, float] | None
+
+
+class SlidingWindowLog(Limiter):
+    """Keyed exact sliding window: at most `limit` in any window (t - `window`, t]."""
+
+    name = "sliding-window-log"
+
+    def __init__(self, limit: float, window: float, count_rejected: bool = False) -> None:
+        super().__init__()
+        self.limit = positive("limit", limit)
+        self.window = positive("window", window)
+        self.count_rejected = check_count_rejected(count_rejected)
+
+    @property
+    def params(self) -> dict:
+        return {"limit": self.limit, "window": self.window,
+                "count_rejected": self.count_rejected}
+
+    def _initial(self, now: float) -> Log:
+        return Log()
+
+    def _expired(self, log: Log, now: float) -> tuple[int, float]:
+        """How many of the oldest entries have left (now - W, now], and their cost."""
+        horizon = now - self.window
+        n, cost = 0, 0.0
+        for t, c in log.entries:
+            if t > horizon:
+                break
+            n, cost = n + 1, cost + c
+        return n, cost
+
+    def _check(self, log: Log, now: float, cost: float):
+        expired, expired_cost = self._expired(log, now)
+        in_window = log.total - expired_cost
+        allowed = in_window + cost <= self.limit
+        logged = allowed or self.count_rejected
+        after = in_window + cost if logged else in_window
+        if logged:
+            newest = now
+        else:
+            newest = log.entries[-1][0] if len(log.entries) > expired else None
+        decision = Decision(
+            allowed=allowed,
+            limit=self.limit,
+            remaining=int(math.floor(max(0.0, self.limit - after))),
+            retry_after=0.0 if allowed else self._wait(log, expired, after, now, cost),
+            reset_after=0.0 if newest is None else newest + self.window - now,
+        )
+        return decision, LogChange(log, expired, expired_cost, (now, cost) if logged else None)
+
+    def _wait(self, log: Log, expired: int, logged: float, now: float, cost: float) -> float:
+        """Seconds until enough logged cost leaves the window for `cost` to fit.
+
+        `logged` is the cost in the window after this request (its own included when
+        rejected requests count); the retry needs `cost` more; entries leave oldest first.
+        """
+        need = logged + cost - self.limit
+        entries = list(log.entries)[expired:] + ([(now, cost)] if self.count_rejected else [])
+        for t, c in entries:
+            need -= c
+            if need <= 0:
+                return t + self.window - now
+        return self.window  # unreachable while cost <= limit
+
+    def _commit(self, key, change: LogChange, now: float) -> None:
+        log = change.log
+        for _ in range(change.expired):
+            log.entries.popleft()
+        log.total -= change.expired_cost
+        if change.entry is not None:
+            log.entries.append(change.entry)
+            log.total += change.entry[1]
+        if not log.entries:
+            log.total = 0.0  # no drift from float sums
+        super()._commit(key, log, now)
+
+    def _inspect(self, log: Log, now: float) -> dict:
+        expired, expired_cost = self._expired(log, now)
+        times = [t for t, _ in list(log.entries)[expired:]]
+        return {"log": times, "count": log.total - expired_cost, "limit": self.limit}

@@ -1,0 +1,83 @@
+"""Start real services (redis-server, nginx, ...) for tests, on free loopback ports.
+
+A missing service skips its test with a clear reason — unless RATELAB_REQUIRE_SERVICES=1
+(set by .ci/run, which installs them), where a missing service fails the test instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+
+def required() -> bool:
+    """Whether a missing service must fail the test rather than skip it."""
+    return os.environ.get("RATELAB_REQUIRE_SERVICES") == "1"
+
+
+def need(binary: str, why: str = "") -> str:
+    """The path of `binary`, or skip (fail under RATELAB_REQUIRE_SERVICES=1) when absent."""
+    path = shutil.which(binary) or next(
+        (p for p in (f"/usr/sbin/{binary}", f"/usr/bin/{binary}") if os.access(p, os.X_OK)), None
+    )
+    if path:
+        return path
+    reason = f"{binary} is not installed{': ' + why if why else ''} (apt-get install it)"
+    if required():
+        pytest.fail(f"RATELAB_REQUIRE_SERVICES=1 but {reason}")
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout_s: float = 10.0) -> None:
+    """Block until something accepts on 127.0.0.1:`port`, or fail naming the process."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args[0]} exited with {proc.returncode} before listening")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{proc.args[0]} did not listen on port {port} within {timeout_s} s")
+
+
+@contextmanager
+def running(cmd: list[str], port: int, cwd: Path | None = None):
+    """Run `cmd` until the block ends; yield once it listens on `port`."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for_port(port, proc)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextmanager
+def redis_server():
+    """A fresh redis-server on a free loopback port, no persistence; yields its URL."""
+    binary = need("redis-server")
+    port = free_port()
+    cmd = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+           "--appendonly", "no", "--protected-mode", "yes"]
+    with running(cmd, port):
+        yield f"redis://127.0.0.1:{port}/0"
