@@ -1,0 +1,5 @@
+"""Request traces: the Trace columns, generators, loaders for real logs."""
+
+from .trace import Trace, merge
+
+__all__ = ["Trace", "merge"]
