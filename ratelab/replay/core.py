@@ -1,0 +1,299 @@
+"""replay(limiter, trace): every request of a trace through a limiter, decision by decision.
+
+Two engines give the same answer:
+
+* ``engine="reference"`` asks the reference limiter itself, one ``allow()`` per request — the
+  specification, at Python speed;
+* ``engine="compiled"`` (the default) runs a numba kernel per algorithm
+  (:mod:`ratelab.replay.kernels`) that repeats the reference's arithmetic over arrays, tens of
+  millions of requests per second.
+
+Both start from a fresh copy of the limiter (``limiter.clone()``): the limiter passed in gives
+the algorithm and its parameters and is left untouched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..limiters import (GCRA, FixedWindow, LeakyBucket, Limiter, NginxLimitReq,
+                        SlidingWindowCounter, SlidingWindowLog, TokenBucket)
+from ..traces import Trace
+
+ENGINES = ("compiled", "reference")
+CHUNK = 1 << 20  # requests per kernel call: the progress bar moves between calls
+REFERENCE_CHUNK = 1 << 13
+
+# What `counter` holds, per algorithm: the limiter's own reading just before the request, the
+# same number ``limiter.inspect(key, now)[field]`` reports at that instant.
+COUNTERS: dict[str, tuple[str, str]] = {
+    "token-bucket": ("tokens", "tokens in the bucket, refilled to now (passes if >= cost)"),
+    "leaky-bucket/police": ("level", "water in the bucket, drained to now "
+                                     "(passes if level + cost <= capacity)"),
+    "leaky-bucket/shape": ("queue", "cost units queued ahead of the request "
+                                    "(passes if queue + cost <= capacity)"),
+    "fixed-window": ("count", "cost counted in the current calendar window "
+                              "(passes if count + cost <= limit)"),
+    "sliding-window-log": ("count", "cost logged in the trailing window (now - W, now] "
+                                    "(passes if count + cost <= limit)"),
+    "sliding-window-counter": ("estimate", "prev x (1 - elapsed/W) + cur "
+                                           "(passes if estimate + cost <= limit)"),
+    "gcra": ("available", "requests of cost 1 the TAT leaves room for, (DVT - ahead) / period "
+                          "(passes, up to rounding, if available >= cost)"),
+    "nginx": ("excess", "nginx's excess drained to now, in requests (0 for a new node); nginx "
+                        "adds 1 and passes if that is <= burst"),
+}
+
+
+def counter_kind(limiter: Limiter) -> str:
+    """The COUNTERS entry of `limiter` ("leaky-bucket/police", "gcra", ...)."""
+    if isinstance(limiter, LeakyBucket):
+        return f"leaky-bucket/{limiter.mode}"
+    return limiter.name
+
+
+@dataclass(frozen=True, eq=False)
+class ReplayResult:
+    """The decisions of one replay, one entry per request of the trace.
+
+    allowed      bool, whether the request passed.
+    delay        seconds an admitted request is held before it is served (leaky-bucket shaping
+                 and nginx; 0 elsewhere and for rejected requests).
+    counter      the limiter's own counter as the request found it — what the limiter
+                 *reports*; see ``counter_name`` / ``counter_doc`` and ``COUNTERS``. What the
+                 backend *experiences* is what passed: ``allowed`` (at ``time + delay``).
+    remaining    whole requests of cost 1 still passing after this one (``details=True``).
+    retry_after  seconds until a request of this cost would pass, 0 when allowed
+                 (``details=True``).
+    """
+
+    allowed: np.ndarray
+    delay: np.ndarray
+    counter: np.ndarray
+    counter_name: str
+    counter_doc: str
+    limiter: Limiter
+    engine: str
+    trace: Trace = field(repr=False)
+    remaining: np.ndarray | None = None
+    retry_after: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.allowed)
+
+    @property
+    def n_allowed(self) -> int:
+        """How many requests passed."""
+        return int(np.count_nonzero(self.allowed))
+
+    @property
+    def n_rejected(self) -> int:
+        """How many requests were rejected."""
+        return len(self) - self.n_allowed
+
+    @property
+    def departures(self) -> np.ndarray:
+        """When each admitted request is served (time + delay), in trace order."""
+        return self.trace.time[self.allowed] + self.delay[self.allowed]
+
+    def same_as(self, other: "ReplayResult") -> bool:
+        """Whether `other` made exactly the same decisions, delays and counter readings."""
+        fields = ["allowed", "delay", "counter"]
+        if self.remaining is not None and other.remaining is not None:
+            fields += ["remaining", "retry_after"]
+        return all(np.array_equal(getattr(self, f), getattr(other, f)) for f in fields)
+
+    def to_dataframe(self):
+        """The trace's columns with allowed, delay and counter (and details) beside them."""
+        df = self.trace.to_dataframe()
+        df["allowed"] = self.allowed
+        df["delay"] = self.delay
+        df[self.counter_name] = self.counter
+        if self.remaining is not None:
+            df["remaining"] = self.remaining
+            df["retry_after"] = self.retry_after
+        return df
+
+    def __repr__(self) -> str:
+        return (f"ReplayResult({self.limiter!r}, {len(self):,} requests, "
+                f"{self.n_allowed:,} allowed, {self.n_rejected:,} rejected, engine={self.engine!r})")
+
+
+def replay(limiter: Limiter, trace: Trace, *, engine: str = "compiled", progress: bool = True,
+           details: bool = False) -> ReplayResult:
+    """The decision for every request of `trace` by a fresh copy of `limiter`.
+
+    engine    "compiled" (numba kernels; default) or "reference" (the limiter's own allow()).
+              Both give exactly the same result.
+    progress  show a progress bar (tqdm.auto) when the replay takes over a second.
+    details   also fill ``remaining`` and ``retry_after`` (more time and memory).
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if not isinstance(limiter, Limiter):
+        raise ValueError(f"limiter must be a ratelab limiter (see ratelab.make), got {limiter!r}")
+    if not isinstance(trace, Trace):
+        raise ValueError(f"trace must be a ratelab.traces.Trace, got {type(trace).__name__}")
+    check_costs(limiter, trace)
+    name, doc = COUNTERS.get(counter_kind(limiter), ("", ""))
+    n = len(trace)
+    out = {
+        "allowed": np.zeros(n, dtype=np.bool_),
+        "delay": np.zeros(n, dtype=np.float64),
+        "counter": np.zeros(n, dtype=np.float64),
+        "remaining": np.zeros(n if details else 0, dtype=np.int64),
+        "retry_after": np.zeros(n if details else 0, dtype=np.float64),
+    }
+    run = _reference if engine == "reference" else _compiled
+    chunk = REFERENCE_CHUNK if engine == "reference" else CHUNK
+    with _bar(n, f"replay {counter_kind(limiter)}", progress) as bar:
+        step = run(limiter.clone(), trace, out, details)
+        for start in range(0, n, chunk):
+            stop = min(n, start + chunk)
+            step(start, stop)
+            bar.update(stop - start)
+    return ReplayResult(
+        allowed=out["allowed"], delay=out["delay"], counter=out["counter"],
+        counter_name=name, counter_doc=doc, limiter=limiter.clone(), engine=engine, trace=trace,
+        remaining=out["remaining"] if details else None,
+        retry_after=out["retry_after"] if details else None,
+    )
+
+
+def check_costs(limiter: Limiter, trace: Trace) -> None:
+    """ValueError, as the reference raises it, when a request costs more than can ever pass."""
+    if trace.cost is None:
+        if len(trace) and 1.0 > limiter.max_cost:
+            raise ValueError(f"cost=1 is above what {limiter.name} can ever admit "
+                             f"({limiter.max_cost!r}): such a request would be rejected forever")
+        return
+    over = np.flatnonzero(trace.cost > limiter.max_cost)
+    if len(over):
+        i = int(over[0])
+        raise ValueError(f"cost[{i}]={trace.cost[i]!r} is above what {limiter.name} can ever "
+                         f"admit ({limiter.max_cost!r}): such a request would be rejected "
+                         f"forever ({len(over):,} requests like it)")
+
+
+def _bar(total: int, desc: str, progress: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="req", unit_scale=True, delay=1.0,
+                disable=not progress, leave=False)
+
+
+# ---------------------------------------------------------------- the reference engine
+
+
+def _reference(lim: Limiter, trace: Trace, out: dict, details: bool) -> Callable[[int, int], None]:
+    """A function replaying requests [start, stop) through the reference limiter `lim`."""
+    field_name = COUNTERS[counter_kind(lim)][0] if counter_kind(lim) in COUNTERS else None
+    times = trace.time.tolist()
+    keys = trace.key.tolist()
+    costs = trace.cost.tolist() if trace.cost is not None else None
+    allowed, delay, counter = out["allowed"], out["delay"], out["counter"]
+    remaining, retry_after = out["remaining"], out["retry_after"]
+
+    def step(start: int, stop: int) -> None:
+        for i in range(start, stop):
+            k, t = keys[i], times[i]
+            if field_name is not None:  # the state as the request finds it (inspect, unchecked)
+                counter[i] = lim._inspect(lim._current(k, t), t)[field_name]
+            d = lim.allow(k, t) if costs is None else lim.allow(k, t, costs[i])
+            allowed[i] = d.allowed
+            delay[i] = d.delay
+            if details:
+                remaining[i] = d.remaining
+                retry_after[i] = d.retry_after
+
+    return step
+
+
+# ---------------------------------------------------------------- the compiled engine
+
+
+def _compiled(lim: Limiter, trace: Trace, out: dict, details: bool) -> Callable[[int, int], None]:
+    """A function replaying requests [start, stop) through the kernel for `lim`'s algorithm."""
+    from . import kernels as K
+
+    builder = _BUILDERS.get(type(lim))
+    if builder is None:
+        raise ValueError(f"no compiled kernel for {type(lim).__name__}; "
+                         "use engine='reference'")
+    n_keys = trace.n_keys
+    unit = trace.cost is None
+    cost = np.empty(0, dtype=np.float64) if unit else trace.cost
+    common = (trace.time, trace.key, cost, unit)
+    outs = (out["allowed"], out["counter"])
+    tail = (out["remaining"], out["retry_after"], details)
+    return builder(K, lim, n_keys, common, outs, out["delay"], tail, trace)
+
+
+def _token_bucket(K, lim: TokenBucket, n_keys, common, outs, delay, tail, trace):
+    state = K.empty_state(n_keys, np.bool_, np.float64, np.float64)
+    return lambda a, b: K.token_bucket(*common, a, b, *state, lim.rate, lim.capacity, *outs,
+                                       *tail)
+
+
+def _leaky_bucket(K, lim: LeakyBucket, n_keys, common, outs, delay, tail, trace):
+    if lim.mode == "police":
+        state = K.empty_state(n_keys, np.bool_, np.float64, np.float64)
+        return lambda a, b: K.leaky_police(*common, a, b, *state, lim.rate, lim.capacity, *outs,
+                                           *tail)
+    state = K.empty_state(n_keys, np.bool_, np.float64)
+    return lambda a, b: K.leaky_shape(*common, a, b, *state, lim.rate, lim.capacity, *outs,
+                                      delay, *tail)
+
+
+def _fixed_window(K, lim: FixedWindow, n_keys, common, outs, delay, tail, trace):
+    state = K.empty_state(n_keys, np.bool_, np.int64, np.float64)
+    return lambda a, b: K.fixed_window(*common, a, b, *state, lim.limit, lim.window,
+                                       lim.count_rejected, *outs, *tail)
+
+
+def _sliding_log(K, lim: SlidingWindowLog, n_keys, common, outs, delay, tail, trace):
+    head = np.full(n_keys, -1, dtype=np.int64)
+    last = np.full(n_keys, -1, dtype=np.int64)
+    total = np.zeros(n_keys, dtype=np.float64)
+    nxt = np.empty(len(trace), dtype=np.int64)
+    return lambda a, b: K.sliding_log(*common, a, b, head, last, total, nxt, lim.limit,
+                                      lim.window, lim.count_rejected, *outs, *tail)
+
+
+def _sliding_counter(K, lim: SlidingWindowCounter, n_keys, common, outs, delay, tail, trace):
+    state = K.empty_state(n_keys, np.bool_, np.int64, np.float64, np.float64)
+    return lambda a, b: K.sliding_counter(*common, a, b, *state, lim.limit, lim.window,
+                                          lim.count_rejected, *outs, *tail)
+
+
+def _gcra(K, lim: GCRA, n_keys, common, outs, delay, tail, trace):
+    state = K.empty_state(n_keys, np.bool_, np.float64)
+    return lambda a, b: K.gcra(*common, a, b, *state, lim.period, lim.tolerance, *outs, *tail)
+
+
+def _nginx(K, lim: NginxLimitReq, n_keys, common, outs, delay, tail, trace):
+    if lim.burst >= 10**12:
+        raise ValueError(f"burst={lim.burst!r} is too large for the compiled nginx engine "
+                         "(< 10**12); use engine='reference'")
+    known, excess, last = K.empty_state(n_keys, np.bool_, np.int64, np.int64)
+    lru_prev = np.full(n_keys, -1, dtype=np.int64)
+    lru_next = np.full(n_keys, -1, dtype=np.int64)
+    ends = np.full(2, -1, dtype=np.int64)
+    time, key = common[0], common[1]
+    return lambda a, b: K.nginx(time, key, a, b, known, excess, last, lru_prev, lru_next, ends,
+                                lim.rate_milli, lim.burst, lim.delay, lim.nodelay, *outs, delay,
+                                *tail)
+
+
+_BUILDERS = {
+    TokenBucket: _token_bucket,
+    LeakyBucket: _leaky_bucket,
+    FixedWindow: _fixed_window,
+    SlidingWindowLog: _sliding_log,
+    SlidingWindowCounter: _sliding_counter,
+    GCRA: _gcra,
+    NginxLimitReq: _nginx,
+}
