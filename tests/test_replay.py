@@ -1,0 +1,298 @@
+"""replay(): the compiled engine equals the reference engine on every request.
+
+The reference limiters are the specification; the numba kernels repeat their arithmetic. These
+tests hold the two together on random traces (hypothesis: many keys, ties, times exactly on
+window boundaries, dyadic and awkward rates, costs), on a made-up timeline per algorithm, and
+on the recorded traces.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ratelab
+from ratelab.limiters import make
+from ratelab.replay import COUNTERS, counter_kind, replay
+from ratelab.traces import Trace
+
+FIELDS = ("allowed", "delay", "counter", "remaining", "retry_after")
+
+# Rates and windows: dyadic ones (exact in binary, so times land exactly on boundaries) and
+# awkward ones (0.3, 100/60) whose rounding the two engines must share.
+RATES = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 0.3, 100 / 60, 7.0, 1000.0]
+WINDOWS = [0.125, 0.25, 0.5, 1.0, 2.0, 60.0, 0.3, 0.1]
+LIMITS = [1.0, 2.0, 3.0, 5.0, 2.5, 0.5]
+GAPS = [0.0, 0.0, 0.0, 1 / 1024, 0.125, 0.25, 0.5, 1.0, 2.0, 0.1, 0.3, 0.001, 0.0005, 60.0,
+        61.0, 150.0]
+COSTS = [1.0, 1.0, 0.5, 0.25, 2.0, 1.5, 0.1, 0.3, 3.0]
+STARTS = [0.0, 0.0, 1000.0, 1_700_000_000.0]
+
+ALGORITHMS = {
+    "token-bucket": st.fixed_dictionaries(
+        {"rate": st.sampled_from(RATES), "capacity": st.sampled_from(LIMITS + [10.0])}),
+    "leaky-bucket/police": st.fixed_dictionaries(
+        {"rate": st.sampled_from(RATES), "capacity": st.sampled_from(LIMITS + [10.0]),
+         "mode": st.just("police")}),
+    "leaky-bucket/shape": st.fixed_dictionaries(
+        {"rate": st.sampled_from(RATES), "capacity": st.sampled_from(LIMITS + [10.0]),
+         "mode": st.just("shape")}),
+    **{name: st.fixed_dictionaries(
+        {"limit": st.sampled_from(LIMITS), "window": st.sampled_from(WINDOWS),
+         "count_rejected": st.booleans()})
+       for name in ("fixed-window", "sliding-window-log", "sliding-window-counter")},
+    "gcra": st.fixed_dictionaries(
+        {"rate": st.sampled_from(RATES), "burst": st.sampled_from([0.0, 1.0, 2.0, 4.0, 0.5,
+                                                                     2.5])}),
+    # nginx: rates below 1/60 per s (0.01, 0.005) make the LRU expiry of idle nodes visible
+    "nginx": st.sampled_from(RATES + [0.01, 0.005, 0.3333]).flatmap(
+        lambda rate: st.integers(0, 5).flatmap(
+            lambda burst: st.sampled_from(
+                [{"nodelay": True}] + [{"delay": d} for d in range(burst + 1)]).map(
+                lambda extra: {"rate": rate, "burst": burst, **extra}))),
+}
+
+
+def algorithm_of(kind: str) -> str:
+    return kind.split("/")[0]
+
+
+@st.composite
+def traces(draw, max_cost: float) -> Trace:
+    """Random traces: up to 12 keys, ties, dyadic gaps landing on boundaries, long idle gaps."""
+    n = draw(st.integers(0, 80))
+    n_keys = draw(st.integers(1, 12))
+    gaps = draw(st.lists(st.sampled_from(GAPS), min_size=n, max_size=n))
+    start = draw(st.sampled_from(STARTS))
+    time = start + np.cumsum(np.array(gaps, dtype=np.float64))
+    key = np.array(draw(st.lists(st.integers(0, n_keys - 1), min_size=n, max_size=n)),
+                   dtype=np.int32)
+    cost = None
+    if draw(st.booleans()):
+        cost = np.minimum(draw(st.lists(st.sampled_from(COSTS), min_size=n, max_size=n)),
+                          max_cost)
+    return Trace(time, key, cost, [f"k{i}" for i in range(n_keys)])
+
+
+def both(limiter, trace, **kw):
+    """The compiled and the reference results for one limiter and trace."""
+    return (replay(limiter, trace, engine="compiled", progress=False, **kw),
+            replay(limiter, trace, engine="reference", progress=False, **kw))
+
+
+def assert_same(compiled, reference, fields=FIELDS) -> None:
+    """Equal on every request, or an error naming the first differing request."""
+    for f in fields:
+        a, b = getattr(compiled, f), getattr(reference, f)
+        if not np.array_equal(a, b):
+            i = int(np.flatnonzero(a != b)[0])
+            t, k = compiled.trace.time[i], compiled.trace.key[i]
+            raise AssertionError(f"{f} differs at request {i} (t={t!r}, key={k}): "
+                                 f"compiled {a[i]!r}, reference {b[i]!r}")
+
+
+@pytest.mark.parametrize("kind", sorted(ALGORITHMS))
+def test_compiled_equals_reference_on_random_traces(kind):
+    """Every decision, delay, counter reading, remaining and retry_after is the reference's."""
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(params=ALGORITHMS[kind], data=st.data())
+    def check(params, data):
+        limiter = make(algorithm_of(kind), **params)
+        trace = data.draw(traces(limiter.max_cost))
+        compiled, reference = both(limiter, trace, details=True)
+        assert_same(compiled, reference)
+        lean = replay(limiter, trace, progress=False)  # details=False: the same three columns
+        assert_same(lean, reference, ("allowed", "delay", "counter"))
+
+    check()
+
+
+# ---------------------------------------------------------------- a made-up timeline
+
+# (algorithm, params, [(t, key)], expected allowed, expected counter, expected delay)
+TIMELINE = [
+    ("token-bucket", {"rate": 1, "capacity": 2},
+     [(0, 0), (0, 0), (0, 0), (0.5, 0), (1.0, 0), (1.0, 1)],
+     [1, 1, 0, 0, 1, 1], [2, 1, 0, 0.5, 1.0, 2], None),
+    ("leaky-bucket", {"rate": 1, "capacity": 2, "mode": "police"},
+     [(0, 0), (0, 0), (0, 0), (1.5, 0)],
+     [1, 1, 0, 1], [0, 1, 2, 0.5], None),
+    ("leaky-bucket", {"rate": 2, "capacity": 2, "mode": "shape"},
+     [(0, 0), (0, 0), (0, 0), (0.5, 0), (1.0, 0)],
+     [1, 1, 0, 1, 1], [0, 1, 2, 1, 1], [0, 0.5, 0, 0.5, 0.5]),
+    # the window [1, 2) starts empty: the request at t=1 exactly is in the new window
+    ("fixed-window", {"limit": 2, "window": 1},
+     [(0, 0), (0.5, 0), (0.99, 0), (1.0, 0), (1.0, 1)],
+     [1, 1, 0, 1, 1], [0, 1, 2, 0, 0], None),
+    ("fixed-window", {"limit": 2, "window": 1, "count_rejected": True},
+     [(0, 0), (0.5, 0), (0.6, 0), (0.7, 0), (1.0, 0)],
+     [1, 1, 0, 0, 1], [0, 1, 2, 3, 0], None),
+    # (t - W, t] is half-open: the entry at t=0 has left the window at t=1
+    ("sliding-window-log", {"limit": 2, "window": 1},
+     [(0, 0), (0.5, 0), (0.75, 0), (1.0, 0), (1.25, 0)],
+     [1, 1, 0, 1, 0], [0, 1, 2, 1, 2], None),
+    ("sliding-window-log", {"limit": 2, "window": 1, "count_rejected": True},
+     [(0, 0), (0.5, 0), (0.75, 0), (1.0, 0), (1.5, 0)],
+     [1, 1, 0, 0, 0], [0, 1, 2, 2, 2], None),
+    # 2 in [0,1); at t=1.25: 2 x 0.75 = 1.5, + 1 is over; at t=1.5: 2 x 0.5 = 1, + 1 fits;
+    # at t=2.75 the one request of [1,2) weighs 0.25
+    ("sliding-window-counter", {"limit": 2, "window": 1},
+     [(0, 0), (0.5, 0), (1.25, 0), (1.5, 0), (2.75, 0)],
+     [1, 1, 0, 1, 1], [0, 1, 1.5, 1.0, 0.25], None),
+    ("gcra", {"rate": 1, "burst": 1},
+     [(0, 0), (0, 0), (0, 0), (0.5, 0), (1.0, 0)],
+     [1, 1, 0, 0, 1], [2, 1, 0, 0.5, 1], None),
+    # nginx, 1 r/s burst 2 (delay): excess 0, 1, 2 thousand, held 0, 1, 2 s; the 4th is over,
+    # and so is the 5th: 2000 - 500 drained + 1000 > 2000
+    ("nginx", {"rate": 1, "burst": 2},
+     [(0, 0), (0, 0), (0, 0), (0, 0), (0.5, 0)],
+     [1, 1, 1, 0, 0], [0, 0, 1, 2, 1.5], [0, 1, 2, 0, 0]),
+    # nginx LRU expiry: rate 0.01/s drains only 600 thousandths in 60 s; key 1's arrival at
+    # t=60 deletes key 0's idle node, so key 0 comes back new (excess 0) and passes
+    ("nginx", {"rate": 0.01, "burst": 0},
+     [(0, 0), (60, 1), (61, 0)],
+     [1, 1, 1], [0, 0, 0], [0, 0, 0]),
+    # ... while without a new key in between the node stays: 1000 - 610 = 390 > 0, rejected
+    ("nginx", {"rate": 0.01, "burst": 0},
+     [(0, 0), (61, 0)],
+     [1, 0], [0, 0], [0, 0]),
+    # nginx expires only after 60 s idle: at 59.999 s key 0 is kept
+    ("nginx", {"rate": 0.01, "burst": 0},
+     [(0, 0), (59.999, 1), (61, 0)],
+     [1, 1, 0], [0, 0, 0], [0, 0, 0]),
+]
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+@pytest.mark.parametrize("row", TIMELINE, ids=[f"{r[0]}-{i}" for i, r in enumerate(TIMELINE)])
+def test_timeline(row, engine):
+    name, params, requests, allowed, counter, delay = row
+    trace = Trace(np.array([t for t, _ in requests], dtype=float),
+                  np.array([k for _, k in requests], dtype=np.int32))
+    result = replay(make(name, **params), trace, engine=engine, progress=False)
+    for i, (t, k) in enumerate(requests):
+        step = f"request {i} (t={t}, key={k})"
+        assert result.allowed[i] == bool(allowed[i]), f"{step}: allowed"
+        assert result.counter[i] == pytest.approx(counter[i]), f"{step}: {result.counter_name}"
+        if delay is not None:
+            assert result.delay[i] == pytest.approx(delay[i]), f"{step}: delay"
+
+
+# ---------------------------------------------------------------- the recorded traces
+
+
+def recorded(data_dir, name: str) -> Trace:
+    """A recorded trace through the dataset registry's loader."""
+    from ratelab.datasets import load
+
+    return load(name, data_dir=data_dir, progress=False)
+
+
+RECORDED_LIMITERS = [
+    ("token-bucket", {"rate": 0.2, "capacity": 5}),
+    ("leaky-bucket", {"rate": 0.2, "capacity": 5}),
+    ("leaky-bucket", {"rate": 0.5, "capacity": 5, "mode": "shape"}),
+    ("fixed-window", {"limit": 10, "window": 60}),
+    ("fixed-window", {"limit": 10, "window": 60, "count_rejected": True}),
+    ("sliding-window-log", {"limit": 10, "window": 60}),
+    ("sliding-window-log", {"limit": 10, "window": 60, "count_rejected": True}),
+    ("sliding-window-counter", {"limit": 10, "window": 60}),
+    ("sliding-window-counter", {"limit": 10, "window": 60, "count_rejected": True}),
+    ("gcra", {"rate": 0.2, "burst": 4}),
+    ("nginx", {"rate": 0.2, "burst": 4}),
+    ("nginx", {"rate": 0.01, "burst": 2, "nodelay": True}),
+]
+
+
+@pytest.mark.parametrize("dataset", ["epa-http", "nasa-1995-08-01"])
+def test_compiled_equals_reference_on_recorded_traces(data_dir, dataset):
+    trace = recorded(data_dir, dataset)
+    assert len(trace) > 30_000
+    for name, params in RECORDED_LIMITERS:
+        compiled, reference = both(make(name, **params), trace, details=True)
+        assert_same(compiled, reference)
+        # not a vacuous comparison: these limits reject part of the busiest hosts' requests
+        assert 0 < compiled.n_rejected < len(trace) // 2, (name, params, compiled.n_rejected)
+
+
+# ---------------------------------------------------------------- the interface
+
+
+def test_ratelab_replay_is_lazy_and_callable():
+    code = ("import sys, ratelab; assert 'numba' not in sys.modules; "
+            "assert 'ratelab.replay' not in sys.modules; "
+            "import ratelab.replay; assert callable(ratelab.replay); "
+            "assert 'numba' not in sys.modules; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
+    from ratelab.replay import replay as function
+    assert ratelab.replay.__call__ is not None and function is replay
+
+
+def test_result_names_its_counter_and_leaves_the_limiter_alone():
+    limiter = make("sliding-window-counter", limit=1, window=1)
+    trace = Trace(np.array([0.0, 0.5, 1.5]), np.array([0, 0, 0], dtype=np.int32))
+    result = ratelab.replay(limiter, trace, progress=False)
+    assert result.counter_name == "estimate"
+    assert result.counter.tolist() == [0.0, 1.0, 0.5]
+    assert result.allowed.tolist() == [True, False, True]
+    assert (result.n_allowed, result.n_rejected) == (2, 1)
+    assert limiter.inspect(0, 2.0)["estimate"] == 0.0  # replay used a fresh copy
+    assert result.departures.tolist() == [0.0, 1.5]
+    df = result.to_dataframe()
+    assert list(df["allowed"]) == [True, False, True] and "estimate" in df
+
+
+def test_every_registry_algorithm_has_a_counter():
+    for name in ratelab.NAMES:
+        modes = ["police", "shape"] if name == "leaky-bucket" else [None]
+        for mode in modes:
+            params = {"mode": mode} if mode else {}
+            limiter = make(name, **{**default_params(name), **params})
+            assert counter_kind(limiter) in COUNTERS
+
+
+def default_params(name: str) -> dict:
+    if name in ("token-bucket", "leaky-bucket"):
+        return {"rate": 1, "capacity": 2}
+    if name in ("gcra", "nginx"):
+        return {"rate": 1, "burst": 1}
+    return {"limit": 2, "window": 1}
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_bad_input_names_the_problem(engine):
+    trace = Trace(np.array([0.0, 1.0]), np.array([0, 1], dtype=np.int32), np.array([1.0, 3.0]))
+    with pytest.raises(ValueError, match=r"cost\[1\]=3.0 is above"):
+        replay(make("token-bucket", rate=1, capacity=2), trace, engine=engine, progress=False)
+    with pytest.raises(ValueError, match="engine must be one of"):
+        replay(make("gcra", rate=1, burst=1), trace, engine="fast")
+    with pytest.raises(ValueError, match="limiter must be"):
+        replay("gcra", trace)
+
+
+def test_progress_bar_appears_only_when_asked(capsys):
+    trace = Trace(np.arange(5000, dtype=float), np.zeros(5000, dtype=np.int32))
+    import ratelab.replay.core as core
+
+    old = core._bar
+    seen = {}
+
+    def spy(total, desc, progress):
+        seen["args"] = (total, progress)
+        return old(total, desc, progress)
+
+    core._bar = spy
+    try:
+        replay(make("gcra", rate=1, burst=1), trace, progress=False)
+        assert seen["args"] == (5000, False)
+        replay(make("gcra", rate=1, burst=1), trace)
+        assert seen["args"] == (5000, True)
+    finally:
+        core._bar = old
