@@ -173,16 +173,16 @@ def check_costs(limiter: Limiter, trace: Trace) -> None:
     over = np.flatnonzero(trace.cost > limiter.max_cost)
     if len(over):
         i = int(over[0])
-        raise ValueError(f"cost[{i}]={trace.cost[i]!r} is above what {limiter.name} can ever "
+        raise ValueError(f"cost[{i}]={float(trace.cost[i])!r} is above what {limiter.name} can ever "
                          f"admit ({limiter.max_cost!r}): such a request would be rejected "
                          f"forever ({len(over):,} requests like it)")
 
 
 def _bar(total: int, desc: str, progress: bool):
-    from tqdm.auto import tqdm
+    """A tqdm.auto bar that shows itself once the replay has run a second."""
+    from ..progress import bar
 
-    return tqdm(total=total, desc=desc, unit="req", unit_scale=True, delay=1.0,
-                disable=not progress, leave=False)
+    return bar(total, desc=desc, unit="req", unit_scale=True, progress=progress)
 
 
 # ---------------------------------------------------------------- the reference engine
