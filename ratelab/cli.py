@@ -26,6 +26,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.cli", "add_notebooks"),
     ("ratelab.cli", "add_limiters"),
     ("ratelab.datasets", "add_cli"),
+    ("ratelab.bench", "add_bench"),
 ]
 
 

@@ -233,59 +233,54 @@ def _compiled(lim: Limiter, trace: Trace, out: dict, details: bool) -> Callable[
 
 
 def _token_bucket(K, lim: TokenBucket, n_keys, common, outs, delay, tail, trace):
-    state = K.empty_state(n_keys, np.bool_, np.float64, np.float64)
-    return lambda a, b: K.token_bucket(*common, a, b, *state, lim.rate, lim.capacity, *outs,
+    state = K.new_state(K.TOKEN_BUCKET, n_keys)
+    return lambda a, b: K.token_bucket(*common, a, b, state, lim.rate, lim.capacity, *outs,
                                        *tail)
 
 
 def _leaky_bucket(K, lim: LeakyBucket, n_keys, common, outs, delay, tail, trace):
     if lim.mode == "police":
-        state = K.empty_state(n_keys, np.bool_, np.float64, np.float64)
-        return lambda a, b: K.leaky_police(*common, a, b, *state, lim.rate, lim.capacity, *outs,
+        state = K.new_state(K.LEAKY_POLICE, n_keys)
+        return lambda a, b: K.leaky_police(*common, a, b, state, lim.rate, lim.capacity, *outs,
                                            *tail)
-    state = K.empty_state(n_keys, np.bool_, np.float64)
-    return lambda a, b: K.leaky_shape(*common, a, b, *state, lim.rate, lim.capacity, *outs,
+    state = K.new_state(K.LEAKY_SHAPE, n_keys)
+    return lambda a, b: K.leaky_shape(*common, a, b, state, lim.rate, lim.capacity, *outs,
                                       delay, *tail)
 
 
 def _fixed_window(K, lim: FixedWindow, n_keys, common, outs, delay, tail, trace):
-    state = K.empty_state(n_keys, np.bool_, np.int64, np.float64)
-    return lambda a, b: K.fixed_window(*common, a, b, *state, lim.limit, lim.window,
+    state = K.new_state(K.FIXED_WINDOW, n_keys)
+    return lambda a, b: K.fixed_window(*common, a, b, state, lim.limit, lim.window,
                                        lim.count_rejected, *outs, *tail)
 
 
 def _sliding_log(K, lim: SlidingWindowLog, n_keys, common, outs, delay, tail, trace):
-    head = np.full(n_keys, -1, dtype=np.int64)
-    last = np.full(n_keys, -1, dtype=np.int64)
-    total = np.zeros(n_keys, dtype=np.float64)
-    nxt = np.empty(len(trace), dtype=np.int64)
-    return lambda a, b: K.sliding_log(*common, a, b, head, last, total, nxt, lim.limit,
-                                      lim.window, lim.count_rejected, *outs, *tail)
+    state = K.new_state(K.SLIDING_LOG, n_keys, head=-1, tail=-1)
+    link = np.empty(len(trace), dtype=K.SLIDING_LOG_LINK)  # written where a request is logged
+    return lambda a, b: K.sliding_log(*common, a, b, state, link, lim.limit, lim.window,
+                                      lim.count_rejected, *outs, *tail)
 
 
 def _sliding_counter(K, lim: SlidingWindowCounter, n_keys, common, outs, delay, tail, trace):
-    state = K.empty_state(n_keys, np.bool_, np.int64, np.float64, np.float64)
-    return lambda a, b: K.sliding_counter(*common, a, b, *state, lim.limit, lim.window,
+    state = K.new_state(K.SLIDING_COUNTER, n_keys)
+    return lambda a, b: K.sliding_counter(*common, a, b, state, lim.limit, lim.window,
                                           lim.count_rejected, *outs, *tail)
 
 
 def _gcra(K, lim: GCRA, n_keys, common, outs, delay, tail, trace):
-    state = K.empty_state(n_keys, np.bool_, np.float64)
-    return lambda a, b: K.gcra(*common, a, b, *state, lim.period, lim.tolerance, *outs, *tail)
+    state = K.new_state(K.GCRA, n_keys)
+    return lambda a, b: K.gcra(*common, a, b, state, lim.period, lim.tolerance, *outs, *tail)
 
 
 def _nginx(K, lim: NginxLimitReq, n_keys, common, outs, delay, tail, trace):
     if lim.burst >= 10**12:
         raise ValueError(f"burst={lim.burst!r} is too large for the compiled nginx engine "
                          "(< 10**12); use engine='reference'")
-    known, excess, last = K.empty_state(n_keys, np.bool_, np.int64, np.int64)
-    lru_prev = np.full(n_keys, -1, dtype=np.int64)
-    lru_next = np.full(n_keys, -1, dtype=np.int64)
-    ends = np.full(2, -1, dtype=np.int64)
+    state = K.new_state(K.NGINX, n_keys, older=-1, newer=-1)
+    ends = np.full(2, -1, dtype=np.int64)  # the LRU queue's oldest and newest key
     time, key = common[0], common[1]
-    return lambda a, b: K.nginx(time, key, a, b, known, excess, last, lru_prev, lru_next, ends,
-                                lim.rate_milli, lim.burst, lim.delay, lim.nodelay, *outs, delay,
-                                *tail)
+    return lambda a, b: K.nginx(time, key, a, b, state, ends, lim.rate_milli, lim.burst,
+                                lim.delay, lim.nodelay, *outs, delay, *tail)
 
 
 _BUILDERS = {

@@ -1,10 +1,12 @@
 """The compiled replay: one numba kernel per registry algorithm.
 
 Each kernel is the reference limiter's ``_check`` / ``_commit`` written again over arrays: the
-per-key state lives in arrays indexed by key id, and every floating-point operation is the
-reference's, in the reference's order, so that the two agree exactly on every request (a test
-holds them together). Where the reference builds a fresh key with ``_initial(now)``, the kernel
-keeps a ``seen`` flag per key and starts from the same values.
+per-key state is one record per key in an array indexed by key id (one cache line holds all a
+request needs of its key — with 100 K keys that is what keeps the kernels fast), and every
+floating-point operation is the reference's, in the reference's order, so that the two agree
+exactly on every request (a test holds them together). Where the reference builds a fresh key
+with ``_initial(now)``, the record has a ``seen`` flag and the kernel starts from the same
+values.
 
 A kernel replays requests ``start`` to ``stop`` of the trace and can be called again for the
 next slice: the state arrays carry everything over (that is how the progress bar advances).
@@ -32,22 +34,55 @@ from numba import njit
 EXPIRE_IDLE_MS = 60_000  # nginx deletes LRU nodes idle this long (ratelab.limiters.nginx)
 
 
+def record(itemsize: int, **fields) -> np.dtype:
+    """A per-key state record: `fields` (name=dtype) packed in order, padded to `itemsize`."""
+    names, formats, offsets, at = [], [], [], 0
+    for name, dtype in fields.items():
+        dtype = np.dtype(dtype)
+        at = -(-at // dtype.alignment) * dtype.alignment
+        names.append(name), formats.append(dtype), offsets.append(at)
+        at += dtype.itemsize
+    assert at <= itemsize
+    return np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                     "itemsize": itemsize})
+
+
+def new_state(dtype: np.dtype, n_keys: int, **initial) -> np.ndarray:
+    """`n_keys` zeroed records of `dtype`, with the fields in `initial` set."""
+    state = np.zeros(n_keys, dtype=dtype)
+    for name, value in initial.items():
+        state[name] = value
+    return state
+
+
+f8, i8, i4, b1 = np.float64, np.int64, np.int32, np.bool_
+TOKEN_BUCKET = record(32, tokens=f8, last=f8, seen=b1)
+LEAKY_POLICE = record(32, level=f8, last=f8, seen=b1)
+LEAKY_SHAPE = record(16, next_free=f8, seen=b1)
+FIXED_WINDOW = record(32, index=i8, count=f8, seen=b1)
+SLIDING_LOG = record(32, head=i8, tail=i8, total=f8, head_time=f8)
+SLIDING_LOG_LINK = record(16, next=i8, time=f8)
+SLIDING_COUNTER = record(32, index=i8, prev=f8, cur=f8, seen=b1)
+GCRA = record(16, tat=f8, seen=b1)
+NGINX = record(32, excess=i8, last=i8, older=i4, newer=i4, known=b1)
+
+
 # ---------------------------------------------------------------- token bucket
 
 
 @njit(cache=True)
-def token_bucket(time, key, cost, unit, start, stop, seen, tokens_s, last_s, rate, capacity,
+def token_bucket(time, key, cost, unit, start, stop, state, rate, capacity,
                  allowed, counter, remaining, retry_after, details):
     """TokenBucket: refill, then take `cost` tokens if they are there."""
     for i in range(start, stop):
-        k = key[i]
+        s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
-        if seen[k]:
-            tokens = tokens_s[k]
-            last = last_s[k]
+        if s.seen:
+            tokens = s.tokens
+            last = s.last
         else:
-            seen[k] = True
+            s.seen = True
             tokens = capacity
             last = now
         elapsed = max(0.0, now - last)
@@ -56,8 +91,8 @@ def token_bucket(time, key, cost, unit, start, stop, seen, tokens_s, last_s, rat
         ok = tokens >= c
         if ok:
             tokens = tokens - c
-        tokens_s[k] = tokens
-        last_s[k] = now
+        s.tokens = tokens
+        s.last = now
         allowed[i] = ok
         if details:
             remaining[i] = math.floor(tokens)
@@ -68,26 +103,26 @@ def token_bucket(time, key, cost, unit, start, stop, seen, tokens_s, last_s, rat
 
 
 @njit(cache=True)
-def leaky_police(time, key, cost, unit, start, stop, seen, level_s, last_s, rate, capacity,
+def leaky_police(time, key, cost, unit, start, stop, state, rate, capacity,
                  allowed, counter, remaining, retry_after, details):
     """LeakyBucket(mode="police"): drain, then pour `cost` in unless it overflows."""
     for i in range(start, stop):
-        k = key[i]
+        s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
-        if seen[k]:
-            level = level_s[k]
-            last = last_s[k]
+        if s.seen:
+            level = s.level
+            last = s.last
         else:
-            seen[k] = True
+            s.seen = True
             level = 0.0
             last = now
         level = max(0.0, level - max(0.0, now - last) * rate)
         counter[i] = level
         ok = level + c <= capacity
         after = level + c if ok else level
-        level_s[k] = after
-        last_s[k] = now
+        s.level = after
+        s.last = now
         allowed[i] = ok
         if details:
             remaining[i] = math.floor(capacity - after)
@@ -95,24 +130,24 @@ def leaky_police(time, key, cost, unit, start, stop, seen, level_s, last_s, rate
 
 
 @njit(cache=True)
-def leaky_shape(time, key, cost, unit, start, stop, seen, next_free_s, rate, capacity,
+def leaky_shape(time, key, cost, unit, start, stop, state, rate, capacity,
                 allowed, counter, delay, remaining, retry_after, details):
     """LeakyBucket(mode="shape"): queue the request behind the backlog, unless it is full."""
     for i in range(start, stop):
-        k = key[i]
+        s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
-        if seen[k]:
-            next_free = next_free_s[k]
+        if s.seen:
+            next_free = s.next_free
         else:
-            seen[k] = True
+            s.seen = True
             next_free = now
         counter[i] = max(0.0, next_free - now) * rate
         begin = max(now, next_free)
         backlog = (begin - now) * rate
         ok = backlog + c <= capacity
         new_free = begin + c / rate if ok else next_free
-        next_free_s[k] = new_free
+        s.next_free = new_free
         allowed[i] = ok
         if ok:
             delay[i] = begin - now
@@ -126,21 +161,21 @@ def leaky_shape(time, key, cost, unit, start, stop, seen, next_free_s, rate, cap
 
 
 @njit(cache=True)
-def fixed_window(time, key, cost, unit, start, stop, seen, index_s, count_s, limit, window,
+def fixed_window(time, key, cost, unit, start, stop, state, limit, window,
                  count_rejected, allowed, counter, remaining, retry_after, details):
     """FixedWindow: the count of the calendar window `now` falls in, against `limit`."""
     for i in range(start, stop):
-        k = key[i]
+        s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
         w = math.floor(now / window)
-        count = count_s[k] if (seen[k] and index_s[k] == w) else 0.0
-        seen[k] = True
+        count = s.count if (s.seen and s.index == w) else 0.0
+        s.seen = True
         counter[i] = count
         ok = count + c <= limit
         after = count + c if (ok or count_rejected) else count
-        index_s[k] = w
-        count_s[k] = after
+        s.index = w
+        s.count = after
         allowed[i] = ok
         if details:
             remaining[i] = math.floor(max(0.0, limit - after))
@@ -151,46 +186,57 @@ def fixed_window(time, key, cost, unit, start, stop, seen, index_s, count_s, lim
 
 
 @njit(cache=True)
-def sliding_log(time, key, cost, unit, start, stop, head_s, tail_s, total_s, nxt, limit,
-                window, count_rejected, allowed, counter, remaining, retry_after, details):
+def sliding_log(time, key, cost, unit, start, stop, state, link, limit, window, count_rejected,
+                allowed, counter, remaining, retry_after, details):
     """SlidingWindowLog: each key's log is a chain through the trace's own requests.
 
-    ``head_s[k]`` is the request index of key k's oldest logged entry (-1: empty log),
-    ``tail_s[k]`` its newest, ``nxt[j]`` the entry logged after request j. Entries leave from
-    the head and join at the tail, so every request is linked and unlinked at most once: O(n).
+    Key k's record holds the request index of its oldest logged entry (``head``, -1: empty
+    log), of its newest (``tail``), the logged cost (``total``) and the oldest entry's time
+    (``head_time``); ``link[j]`` holds the index and time of the entry logged after request j.
+    Entries leave from the head and join at the tail, so every request is linked and unlinked
+    at most once: O(n) in all. Checking whether anything expired reads only the key's record.
     """
     for i in range(start, stop):
-        k = key[i]
+        s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
         horizon = now - window
         expired_cost = 0.0
-        j = head_s[k]
-        while j >= 0 and time[j] <= horizon:
-            expired_cost = expired_cost + (1.0 if unit else cost[j])
-            j = nxt[j]
-        total = total_s[k]
+        j = s.head
+        if j >= 0 and s.head_time <= horizon:  # the oldest entry has left (now - W, now]
+            while True:
+                expired_cost = expired_cost + (1.0 if unit else cost[j])
+                if j == s.tail:
+                    j = -1
+                    break
+                t = link[j].time
+                j = link[j].next
+                if t > horizon:
+                    s.head_time = t
+                    break
+            s.head = j
+            if j < 0:
+                s.tail = -1
+        total = s.total
         in_window = total - expired_cost
         counter[i] = in_window
         ok = in_window + c <= limit
         logged = ok or count_rejected
         after = in_window + c if logged else in_window
-        # commit: drop the expired entries, log this one
-        head_s[k] = j
-        if j < 0:
-            tail_s[k] = -1
+        # commit: the expired entries are gone; log this one
         total = total - expired_cost
         if logged:
-            nxt[i] = -1
-            if head_s[k] < 0:
-                head_s[k] = i
+            if j < 0:
+                s.head = i
+                s.head_time = now
             else:
-                nxt[tail_s[k]] = i
-            tail_s[k] = i
+                link[s.tail].next = i
+                link[s.tail].time = now
+            s.tail = i
             total = total + c
-        if head_s[k] < 0:
+        if s.head < 0:
             total = 0.0
-        total_s[k] = total
+        s.total = total
         allowed[i] = ok
         if details:
             remaining[i] = math.floor(max(0.0, limit - after))
@@ -199,13 +245,17 @@ def sliding_log(time, key, cost, unit, start, stop, head_s, tail_s, total_s, nxt
             else:  # entries leave oldest first: when has enough cost gone?
                 need = after + c - limit
                 wait = window
-                j = head_s[k]
+                j = s.head
+                t = s.head_time
                 while j >= 0:
                     need -= 1.0 if unit else cost[j]
                     if need <= 0:
-                        wait = time[j] + window - now
+                        wait = t + window - now
                         break
-                    j = nxt[j]
+                    if j == s.tail:
+                        break
+                    t = link[j].time
+                    j = link[j].next
                 retry_after[i] = wait
 
 
@@ -222,32 +272,32 @@ def _counter_wait(w, window, limit, prev, cur, now, c):
 
 
 @njit(cache=True)
-def sliding_counter(time, key, cost, unit, start, stop, seen, index_s, prev_s, cur_s, limit,
+def sliding_counter(time, key, cost, unit, start, stop, state, limit,
                     window, count_rejected, allowed, counter, remaining, retry_after, details):
     """SlidingWindowCounter: prev x (1 - elapsed/W) + cur, against `limit`."""
     for i in range(start, stop):
-        k = key[i]
+        s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
         w = math.floor(now / window)
         prev = 0.0
         cur = 0.0
-        if seen[k]:
-            if index_s[k] == w:
-                prev = prev_s[k]
-                cur = cur_s[k]
-            elif index_s[k] + 1 == w:
-                prev = cur_s[k]
-        seen[k] = True
+        if s.seen:
+            if s.index == w:
+                prev = s.prev
+                cur = s.cur
+            elif s.index + 1 == w:
+                prev = s.cur
+        s.seen = True
         weight = 1.0 - (now - w * window) / window
         estimate = prev * weight + cur
         counter[i] = estimate
         ok = estimate + c <= limit
         counted = ok or count_rejected
         new_cur = cur + c if counted else cur
-        index_s[k] = w
-        prev_s[k] = prev
-        cur_s[k] = new_cur
+        s.index = w
+        s.prev = prev
+        s.cur = new_cur
         allowed[i] = ok
         if details:
             after = estimate + c if counted else estimate
@@ -260,24 +310,24 @@ def sliding_counter(time, key, cost, unit, start, stop, seen, index_s, prev_s, c
 
 
 @njit(cache=True)
-def gcra(time, key, cost, unit, start, stop, seen, tat_s, period, tolerance,
+def gcra(time, key, cost, unit, start, stop, state, period, tolerance,
          allowed, counter, remaining, retry_after, details):
     """GCRA: move the theoretical arrival time `cost` periods on, if it stays within the DVT."""
     for i in range(start, stop):
-        k = key[i]
+        s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
-        if seen[k]:
-            tat = tat_s[k]
+        if s.seen:
+            tat = s.tat
         else:
-            seen[k] = True
+            s.seen = True
             tat = now
         counter[i] = (tolerance - max(0.0, tat - now)) / period
         new_tat = max(tat, now) + c * period
         allow_at = new_tat - tolerance
         ok = now >= allow_at
         kept = new_tat if ok else tat
-        tat_s[k] = kept
+        s.tat = kept
         allowed[i] = ok
         if details:
             slack = now - (kept - tolerance)
@@ -291,65 +341,75 @@ _BIG = 1 << 62
 
 
 @njit(cache=True)
-def _less_drain(x, rate_milli, ms):
-    """x - rate_milli * ms // 1000 (ms >= 0), or -1 when the drain is beyond int64 anyway."""
-    if ms > 0 and rate_milli > _BIG // ms:
-        return -1  # the drain exceeds 4.6e15 thousandths: x (< that) is drained to nothing
-    return x - rate_milli * ms // 1000
+def _drain(rate_milli, ms, ms_cap):
+    """rate_milli * ms // 1000 for ms >= 0, capped at 2**62 // 1000 where int64 would overflow.
+
+    A capped drain still exceeds any excess the compiled engine allows (burst < 10**12), so
+    every comparison and max(0, ...) comes out as with the exact value.
+    """
+    if ms > ms_cap:
+        return _BIG // 1000
+    return rate_milli * ms // 1000
 
 
 @njit(cache=True)
-def _lru_unlink(k, lru_prev, lru_next, ends):
-    p = lru_prev[k]
-    n = lru_next[k]
-    if p >= 0:
-        lru_next[p] = n
+def _lru_unlink(k, state, ends):
+    """Take key k out of the LRU queue (``ends``: oldest and newest key, -1 when empty)."""
+    older = state[k].older
+    newer = state[k].newer
+    if older >= 0:
+        state[older].newer = newer
     else:
-        ends[0] = n
-    if n >= 0:
-        lru_prev[n] = p
+        ends[0] = newer
+    if newer >= 0:
+        state[newer].older = older
     else:
-        ends[1] = p
+        ends[1] = older
 
 
 @njit(cache=True)
-def _lru_push(k, lru_prev, lru_next, ends):
-    tail = ends[1]
-    lru_prev[k] = tail
-    lru_next[k] = -1
-    if tail >= 0:
-        lru_next[tail] = k
+def _lru_push(k, state, ends):
+    """Put key k at the newest end of the LRU queue."""
+    newest = ends[1]
+    state[k].older = newest
+    state[k].newer = -1
+    if newest >= 0:
+        state[newest].newer = k
     else:
         ends[0] = k
     ends[1] = k
 
 
 @njit(cache=True)
-def nginx(time, key, start, stop, known, excess_s, last_s, lru_prev, lru_next, ends,
-          rate_milli, burst, delay_n, nodelay, allowed, counter, delay, remaining, retry_after,
-          details):
+def nginx(time, key, start, stop, state, ends, rate_milli, burst, delay_n, nodelay, allowed,
+          counter, delay, remaining, retry_after, details):
     """NginxLimitReq: excess in thousandths, integer drain, LRU expiry of idle nodes.
 
-    ``ends`` holds the LRU queue's oldest and newest key (-1 when empty); ``lru_prev`` and
-    ``lru_next`` link the keys that have a node, oldest first.
+    A key's record holds its node (``known``, ``excess``, ``last``) and its neighbours in the
+    LRU queue of nodes (``older``, ``newer``); ``ends`` holds the queue's oldest and newest key.
     """
     burst_milli = burst * 1000
+    ms_cap = _BIG // rate_milli  # rate_milli * ms fits in int64 up to here
     for i in range(start, stop):
         k = key[i]
+        s = state[k]
         now_ms = math.floor(time[i] * 1000.0 + 0.5)
-        if known[k]:
-            node_excess = excess_s[k]
-            node_last = last_s[k]
+        if s.known:
+            node_excess = s.excess
+            node_last = s.last
             ms = max(0, now_ms - node_last)
-            counter[i] = max(0, _less_drain(node_excess, rate_milli, ms)) / 1000
-            excess = max(0, _less_drain(node_excess + 1000, rate_milli, ms))
+            drained = node_excess - _drain(rate_milli, ms, ms_cap)
+            counter[i] = max(0, drained) / 1000
+            excess = max(0, drained + 1000)
             ok = excess <= burst_milli
             if ok:
-                excess_s[k] = excess
+                s.excess = excess
                 if ms:
-                    last_s[k] = now_ms
+                    s.last = now_ms
             kept = excess if ok else node_excess
-            _lru_unlink(k, lru_prev, lru_next, ends)
+            if ends[1] != k:  # move to the newest end (where it often is already)
+                _lru_unlink(k, state, ends)
+                _lru_push(k, state, ends)
         else:
             counter[i] = 0.0
             node_excess = 0
@@ -361,15 +421,15 @@ def nginx(time, key, start, stop, known, excess_s, last_s, lru_prev, lru_next, e
                 h = ends[0]
                 if h < 0:
                     break
-                idle = abs(now_ms - last_s[h])
-                if idle < EXPIRE_IDLE_MS or _less_drain(excess_s[h], rate_milli, idle) > 0:
+                idle = abs(now_ms - state[h].last)
+                if idle < EXPIRE_IDLE_MS or state[h].excess - _drain(rate_milli, idle, ms_cap) > 0:
                     break
-                _lru_unlink(h, lru_prev, lru_next, ends)
-                known[h] = False
-            known[k] = True
-            excess_s[k] = 0
-            last_s[k] = now_ms
-        _lru_push(k, lru_prev, lru_next, ends)
+                _lru_unlink(h, state, ends)
+                state[h].known = False
+            s.known = True
+            s.excess = 0
+            s.last = now_ms
+            _lru_push(k, state, ends)
         allowed[i] = ok
         if ok and not nodelay and excess > delay_n * 1000:
             delay[i] = ((excess - delay_n * 1000) * 1000 // rate_milli) / 1000
@@ -381,8 +441,3 @@ def nginx(time, key, start, stop, known, excess_s, last_s, lru_prev, lru_next, e
                 need = node_excess + 1000 - burst_milli
                 wait_ms = -(-need * 1000 // rate_milli)
                 retry_after[i] = max(0, node_last + wait_ms - now_ms) / 1000
-
-
-def empty_state(n_keys: int, *dtypes) -> tuple[np.ndarray, ...]:
-    """Zeroed per-key arrays, one per dtype."""
-    return tuple(np.zeros(n_keys, dtype=d) for d in dtypes)
