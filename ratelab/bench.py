@@ -19,9 +19,10 @@ replays it through every registry algorithm:
   work per request — one decision on a keyed counter or log — is the same.
 
 Every limit is 100 requests per 60 s (token bucket and GCRA: 100/60 per s with a burst of
-100; nginx: the same rate, burst 99). Peak memory is the process's peak resident set size
-(``resource.getrusage``). Timings depend on the machine and its load: the JSON output records
-the load average before and after.
+100; nginx: the same rate, burst 99). Decisions per second are counted per second of CPU time
+of this process (``time.process_time``: one core, and immune to other programs taking turns on
+a shared machine); the JSON output also has the wall-clock figures and the load average before
+and after. Peak memory is the process's peak resident set size (``resource.getrusage``).
 """
 
 from __future__ import annotations
@@ -73,18 +74,31 @@ def bench_trace(n_requests: int, n_keys: int, rng: np.random.Generator,
     return Trace(time_s, ids[rank], key_names=[f"client-{i}" for i in range(n_keys)])
 
 
+class Clock:
+    """CPU seconds (this process) and wall seconds since it was made."""
+
+    def __init__(self) -> None:
+        self.cpu, self.wall = time.process_time(), time.perf_counter()
+
+    def elapsed(self) -> tuple[float, float]:
+        return time.process_time() - self.cpu, time.perf_counter() - self.wall
+
+
 @dataclass
 class Row:
-    """One algorithm's figures (decisions per second; None where not measured)."""
+    """One algorithm's figures (decisions per CPU second; None where not measured)."""
 
     algorithm: str
     compiled_per_s: float
+    compiled_per_wall_s: float
     compile_s: float
     rejected_share: float
     reference_per_s: float | None = None
+    reference_per_wall_s: float | None = None
     same: bool | None = None
     limits_strategy: str | None = None
     limits_per_s: float | None = None
+    limits_per_wall_s: float | None = None
     limits_allowed_share: float | None = None
 
     @property
@@ -108,24 +122,26 @@ def peak_rss_mb() -> float:
     return peak / 1024 if sys.platform != "darwin" else peak / 2**20
 
 
-def time_compiled(limiter, trace: Trace, repeat: int) -> tuple[float, float, object]:
-    """(best seconds over `repeat` replays, seconds of the warm-up, the last result)."""
+def time_compiled(limiter, trace: Trace, repeat: int) -> tuple[float, float, float, object]:
+    """(best CPU s, best wall s over `repeat` replays, wall s of the warm-up, a result)."""
     from .replay import replay
 
-    t0 = time.perf_counter()
+    clock = Clock()
     replay(limiter, trace.head(10_000), progress=False)  # compile or load from cache
-    warm = time.perf_counter() - t0
-    best, result = float("inf"), None
+    warm = clock.elapsed()[1]
+    best_cpu = best_wall = float("inf")
+    result = None
     for _ in range(repeat):
         result = None  # free the previous result's arrays first
-        t0 = time.perf_counter()
+        clock = Clock()
         result = replay(limiter, trace, progress=False)
-        best = min(best, time.perf_counter() - t0)
-    return best, warm, result
+        cpu, wall = clock.elapsed()
+        best_cpu, best_wall = min(best_cpu, cpu), min(best_wall, wall)
+    return best_cpu, best_wall, warm, result
 
 
-def time_limits(strategy: str, keys: list[str]) -> tuple[float, float]:
-    """(decisions per second, share admitted) of `limits`' memory storage on `keys`."""
+def time_limits(strategy: str, keys: list[str]) -> tuple[float, float, float]:
+    """(decisions per CPU s, per wall s, share admitted) of `limits`' memory storage."""
     from limits import RateLimitItemPerMinute
     from limits.storage import MemoryStorage
     from limits.strategies import (FixedWindowRateLimiter, MovingWindowRateLimiter,
@@ -136,11 +152,11 @@ def time_limits(strategy: str, keys: list[str]) -> tuple[float, float]:
     storage = MemoryStorage()
     limiter, item = cls(storage), RateLimitItemPerMinute(LIMIT)
     hit = limiter.hit
-    t0 = time.perf_counter()
+    clock = Clock()
     allowed = sum(1 for k in keys if hit(item, k))  # hit() reads time.time() itself
-    elapsed = time.perf_counter() - t0
+    cpu, wall = clock.elapsed()
     storage.timer.cancel()
-    return len(keys) / elapsed, allowed / max(1, len(keys))
+    return len(keys) / cpu, len(keys) / wall, allowed / max(1, len(keys))
 
 
 def run(n_requests: int, n_keys: int, slice_n: int, seed: int, repeat: int,
@@ -159,9 +175,9 @@ def run(n_requests: int, n_keys: int, slice_n: int, seed: int, repeat: int,
     rows = []
     for label, name, params, strategy in ALGORITHMS:
         limiter = make(name, **params)
-        best, warm, result = time_compiled(limiter, trace, repeat)
-        row = Row(label, len(trace) / best, warm, result.n_rejected / max(1, len(trace)),
-                  limits_strategy=strategy)
+        cpu, wall, warm, result = time_compiled(limiter, trace, repeat)
+        row = Row(label, len(trace) / cpu, len(trace) / wall, warm,
+                  result.n_rejected / max(1, len(trace)), limits_strategy=strategy)
         del result
         log(f"{label:24} compiled {row.compiled_per_s / 1e6:7.1f} M/s")
         rows.append(row)
@@ -169,13 +185,15 @@ def run(n_requests: int, n_keys: int, slice_n: int, seed: int, repeat: int,
     for row, (label, name, params, strategy) in zip(rows, ALGORITHMS):
         limiter = make(name, **params)
         if with_reference:
-            t0 = time.perf_counter()
+            clock = Clock()
             ref = replay(limiter, part, engine="reference", progress=False)
-            row.reference_per_s = len(part) / (time.perf_counter() - t0)
+            cpu, wall = clock.elapsed()
+            row.reference_per_s, row.reference_per_wall_s = len(part) / cpu, len(part) / wall
             row.same = replay(limiter, part, progress=False).same_as(ref)
             log(f"{label:24} reference {row.reference_per_s / 1e3:7.1f} k/s  same: {row.same}")
         if with_limits and strategy:
-            row.limits_per_s, row.limits_allowed_share = time_limits(strategy, keys)
+            row.limits_per_s, row.limits_per_wall_s, row.limits_allowed_share = \
+                time_limits(strategy, keys)
             log(f"{label:24} limits {strategy} {row.limits_per_s / 1e3:7.1f} k/s")
     return {
         "requests": len(trace), "keys": trace.n_keys, "duration_s": trace.duration,
@@ -193,12 +211,13 @@ def run(n_requests: int, n_keys: int, slice_n: int, seed: int, repeat: int,
 def table(figures: dict) -> str:
     """The figures as a plain-text table."""
     def num(x, scale, fmt):
-        return "-" if x is None else format(x / scale, fmt)
+        width = int(fmt.split(".")[0])
+        return "-".rjust(width) if x is None else format(x / scale, fmt)
 
     lines = [
         f"{figures['requests']:,} requests, {figures['keys']:,} keys, "
         f"{figures['duration_s']:,.0f} s; limit {figures['limit']}; reference and limits on "
-        f"the first {figures['slice']:,} requests",
+        f"the first {figures['slice']:,} requests; decisions per CPU second",
         "",
         f"{'algorithm':24} {'compiled M/s':>12} {'reference k/s':>13} {'x ref':>7} "
         f"{'same':>5}  {'limits strategy':24} {'limits k/s':>10} {'x limits':>8}",

@@ -255,7 +255,7 @@ def _fixed_window(K, lim: FixedWindow, n_keys, common, outs, delay, tail, trace)
 
 
 def _sliding_log(K, lim: SlidingWindowLog, n_keys, common, outs, delay, tail, trace):
-    state = K.new_state(K.SLIDING_LOG, n_keys, head=-1, tail=-1)
+    state = K.new_state(K.SLIDING_LOG, n_keys)
     link = np.empty(len(trace), dtype=K.SLIDING_LOG_LINK)  # written where a request is logged
     return lambda a, b: K.sliding_log(*common, a, b, state, link, lim.limit, lim.window,
                                       lim.count_rejected, *outs, *tail)
@@ -276,7 +276,7 @@ def _nginx(K, lim: NginxLimitReq, n_keys, common, outs, delay, tail, trace):
     if lim.burst >= 10**12:
         raise ValueError(f"burst={lim.burst!r} is too large for the compiled nginx engine "
                          "(< 10**12); use engine='reference'")
-    state = K.new_state(K.NGINX, n_keys, older=-1, newer=-1)
+    state = K.new_state(K.NGINX, n_keys)
     ends = np.full(2, -1, dtype=np.int64)  # the LRU queue's oldest and newest key
     time, key = common[0], common[1]
     return lambda a, b: K.nginx(time, key, a, b, state, ends, lim.rate_milli, lim.burst,

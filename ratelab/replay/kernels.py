@@ -4,9 +4,10 @@ Each kernel is the reference limiter's ``_check`` / ``_commit`` written again ov
 per-key state is one record per key in an array indexed by key id (one cache line holds all a
 request needs of its key — with 100 K keys that is what keeps the kernels fast), and every
 floating-point operation is the reference's, in the reference's order, so that the two agree
-exactly on every request (a test holds them together). Where the reference builds a fresh key
-with ``_initial(now)``, the record has a ``seen`` flag and the kernel starts from the same
-values.
+exactly on every request (a test holds them together). A key not seen yet has -inf in its
+time field (``last``, ``next_free``, ``tat``, window ``index``; NEW) and the kernel starts it
+from the reference's ``_initial(now)`` values — a sentinel rather than a flag, to keep the
+records small.
 
 A kernel replays requests ``start`` to ``stop`` of the trace and can be called again for the
 next slice: the state arrays carry everything over (that is how the progress bar advances).
@@ -47,24 +48,31 @@ def record(itemsize: int, **fields) -> np.dtype:
                      "itemsize": itemsize})
 
 
-def new_state(dtype: np.dtype, n_keys: int, **initial) -> np.ndarray:
-    """`n_keys` zeroed records of `dtype`, with the fields in `initial` set."""
+def new_state(dtype: np.dtype, n_keys: int) -> np.ndarray:
+    """`n_keys` records of `dtype` for keys not seen yet."""
     state = np.zeros(n_keys, dtype=dtype)
-    for name, value in initial.items():
+    for name, value in INITIAL.get(dtype, {}).items():
         state[name] = value
     return state
 
 
+NEW = -np.inf  # the time fields of a key not seen yet
 f8, i8, i4, b1 = np.float64, np.int64, np.int32, np.bool_
-TOKEN_BUCKET = record(32, tokens=f8, last=f8, seen=b1)
-LEAKY_POLICE = record(32, level=f8, last=f8, seen=b1)
-LEAKY_SHAPE = record(16, next_free=f8, seen=b1)
-FIXED_WINDOW = record(32, index=i8, count=f8, seen=b1)
+TOKEN_BUCKET = record(16, tokens=f8, last=f8)
+LEAKY_POLICE = record(16, level=f8, last=f8)
+LEAKY_SHAPE = record(8, next_free=f8)
+FIXED_WINDOW = record(16, index=f8, count=f8)  # index: the window number, a whole float
 SLIDING_LOG = record(32, head=i8, tail=i8, total=f8, head_time=f8)
 SLIDING_LOG_LINK = record(16, next=i8, time=f8)
-SLIDING_COUNTER = record(32, index=i8, prev=f8, cur=f8, seen=b1)
-GCRA = record(16, tat=f8, seen=b1)
+SLIDING_COUNTER = record(24, index=f8, prev=f8, cur=f8)
+GCRA = record(8, tat=f8)
 NGINX = record(32, excess=i8, last=i8, older=i4, newer=i4, known=b1)
+
+# the initial field values new_state() is given, per record
+INITIAL = {TOKEN_BUCKET: {"last": NEW}, LEAKY_POLICE: {"last": NEW},
+           LEAKY_SHAPE: {"next_free": NEW}, FIXED_WINDOW: {"index": NEW},
+           SLIDING_LOG: {"head": -1, "tail": -1}, SLIDING_COUNTER: {"index": NEW},
+           GCRA: {"tat": NEW}, NGINX: {"older": -1, "newer": -1}}
 
 
 # ---------------------------------------------------------------- token bucket
@@ -78,11 +86,9 @@ def token_bucket(time, key, cost, unit, start, stop, state, rate, capacity,
         s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
-        if s.seen:
-            tokens = s.tokens
-            last = s.last
-        else:
-            s.seen = True
+        tokens = s.tokens
+        last = s.last
+        if last == NEW:  # _initial: a full bucket
             tokens = capacity
             last = now
         elapsed = max(0.0, now - last)
@@ -110,11 +116,9 @@ def leaky_police(time, key, cost, unit, start, stop, state, rate, capacity,
         s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
-        if s.seen:
-            level = s.level
-            last = s.last
-        else:
-            s.seen = True
+        level = s.level
+        last = s.last
+        if last == NEW:  # _initial: an empty bucket
             level = 0.0
             last = now
         level = max(0.0, level - max(0.0, now - last) * rate)
@@ -137,10 +141,8 @@ def leaky_shape(time, key, cost, unit, start, stop, state, rate, capacity,
         s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
-        if s.seen:
-            next_free = s.next_free
-        else:
-            s.seen = True
+        next_free = s.next_free
+        if next_free == NEW:  # _initial: free now
             next_free = now
         counter[i] = max(0.0, next_free - now) * rate
         begin = max(now, next_free)
@@ -168,9 +170,8 @@ def fixed_window(time, key, cost, unit, start, stop, state, limit, window,
         s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
-        w = math.floor(now / window)
-        count = s.count if (s.seen and s.index == w) else 0.0
-        s.seen = True
+        w = np.floor(now / window)
+        count = s.count if s.index == w else 0.0  # a new key's index is NEW
         counter[i] = count
         ok = count + c <= limit
         after = count + c if (ok or count_rejected) else count
@@ -279,16 +280,14 @@ def sliding_counter(time, key, cost, unit, start, stop, state, limit,
         s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
-        w = math.floor(now / window)
+        w = np.floor(now / window)
         prev = 0.0
         cur = 0.0
-        if s.seen:
-            if s.index == w:
-                prev = s.prev
-                cur = s.cur
-            elif s.index + 1 == w:
-                prev = s.cur
-        s.seen = True
+        if s.index == w:  # a new key's index is NEW: it gets zeros
+            prev = s.prev
+            cur = s.cur
+        elif s.index + 1 == w:
+            prev = s.cur
         weight = 1.0 - (now - w * window) / window
         estimate = prev * weight + cur
         counter[i] = estimate
@@ -317,10 +316,8 @@ def gcra(time, key, cost, unit, start, stop, state, period, tolerance,
         s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
-        if s.seen:
-            tat = s.tat
-        else:
-            s.seen = True
+        tat = s.tat
+        if tat == NEW:  # _initial: the TAT of an idle key is now
             tat = now
         counter[i] = (tolerance - max(0.0, tat - now)) / period
         new_tat = max(tat, now) + c * period
