@@ -219,7 +219,8 @@ def load_log(path, format: str = "auto", *, progress: bool = True, warn: bool = 
              epa_utc_offset_h: float = -4.0) -> Trace:
     """The requests of the log at `path` as a Trace keyed by host (names in key_names).
 
-    format        "clf" (Common or Combined), "epa", "nasa-tsv", or "auto" (from the first line)
+    format        "clf" (Common or Combined; "common" and "combined" say the same), "epa",
+                  "nasa-tsv", or "auto" (judged from the first line)
     progress      show a bar when loading takes over a second
     warn          warn (LoadWarning) when lines were malformed or out of order
     epa_*         the EPA format has only the day of the month: its month, year and UTC offset
@@ -228,6 +229,7 @@ def load_log(path, format: str = "auto", *, progress: bool = True, warn: bool = 
     Times are float seconds since the Unix epoch. The report is ``trace.meta["report"]``.
     """
     path = Path(path)
+    format = {"combined": "clf", "common": "clf"}.get(format, format)
     if format not in FORMATS + ("auto",):
         raise ValueError(f"format must be one of {', '.join(FORMATS)} or 'auto', "
                          f"got {format!r}")
