@@ -135,8 +135,11 @@ class WindowMax:
         return self.end_s - self.window_s
 
     def __str__(self) -> str:
-        return (f"{self.count:g} requests in ({self.start_s:g}, {self.end_s:g}] "
-                f"(window {self.window_s:g} s)")
+        text = (f"{self.count:.10g} requests in ({self.start_s:.10g}, {self.end_s:.10g}] "
+                f"(window {self.window_s:.10g} s)")
+        if self.end_s >= 1e8:  # seconds since the epoch (a recorded log): say when, too
+            text += f", ending {np.datetime64(round(self.end_s * 1e3), 'ms')} UTC"
+        return text
 
 
 def max_in_window(data, window_s: float, *, allowed=None, weights=None) -> WindowMax:
