@@ -177,7 +177,7 @@ def on_off(rate_on_per_s, mean_on_s, mean_off_s, duration_s, rng: np.random.Gene
     # Each source's clock: 0 when it starts on; else it begins with an off period.
     starts_on = rng.random(n) < on / (on + off)
     clock = np.where(starts_on, 0.0, rng.exponential(off))
-    srcs, begins, ends = [], [], []
+    srcs, begins, ends = [np.empty(0, np.int64)], [np.empty(0)], [np.empty(0)]
     active = np.flatnonzero(clock < duration)
     while len(active):  # usually one round: enough cycles for nearly every source at once
         a_on, a_off = on[active], off[active]
