@@ -263,9 +263,10 @@ def per_key_summary(trace: Trace, *, allowed=None, delay=None, window_s: float |
     """One row per key with requests: what it sent and, with `allowed`, what got through.
 
     Columns: name, requests, cost, first_s, last_s, rate_per_s ((requests − 1) / (last −
-    first): one over the mean gap; NaN for a single request or a single instant), min_gap_s, median_gap_s; with `allowed`: admitted, rejected,
-    rejected_frac; with `delay`: mean_delay_s, max_delay_s; with `window_s`: max_in_window
-    (of the admitted requests when `allowed` is given). Sorted by requests, most first.
+    first): one over the mean gap; NaN for a single request or a single instant), min_gap_s,
+    median_gap_s; with `allowed`: admitted, rejected, rejected_frac; with `delay`:
+    mean_delay_s, max_delay_s; with `window_s`: max_in_window (of the admitted requests when
+    `allowed` is given). Sorted by requests, most first.
     """
     import pandas as pd
 

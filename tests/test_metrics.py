@@ -67,7 +67,8 @@ def test_rolling_count_by_hand():
     assert list(s) == [1, 1, 3, 3, 1, 3, 1, 0]  # 6.5: (4.5, 6.5] = {5, 6, 6.5}
     assert list(s.index) == [0, 0.5, 1, 2, 3, 6.5, 12, 13]
     grid = m.rolling_count(T, 10)
-    assert len(grid) == 12 and grid.index[1] == 1.0 and grid.iloc[-1] == 6  # (1, 11]: the two at 1 are out
+    # the last instant is 11: (1, 11] leaves out the two requests at 1
+    assert len(grid) == 12 and grid.index[1] == 1.0 and grid.iloc[-1] == 6
 
 
 def test_window_counts_are_calendar_aligned():

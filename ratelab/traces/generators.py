@@ -66,9 +66,8 @@ def to_trace(time: np.ndarray, key: np.ndarray, n_keys: int, kind: str, **meta) 
     """
     time = np.asarray(time, dtype=np.float64)
     key = np.asarray(key, dtype=np.int32)
-    if len(key) < 2 or np.all(key[1:] >= key[:-1]):  # built source by source: a stable sort
-        order = np.argsort(time, kind="stable")      # on time keeps ties in key order
-    else:
+    order = np.argsort(time)  # fast; decides ties arbitrarily, so ties are settled below
+    if len(time) > 1 and np.any(np.diff(time[order]) == 0):
         order = np.lexsort((key, time))
     return Trace(time[order], key[order], None, SourceNames(kind, n_keys),
                  {"generator": kind, **meta})
