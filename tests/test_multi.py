@@ -1,5 +1,7 @@
 """MultiKeyLimiter: refuse when any dimension is exhausted; charge only when all pass."""
 
+import math
+
 import pytest
 from hypothesis import given, strategies as st
 
@@ -95,5 +97,11 @@ def test_if_all_pass_admits_exactly_when_every_alone_would(steps, name):
         keys = {"user": user, "ip": ip}
         expected = all(m.limits[d].peek(k, t).allowed for d, k in keys.items())
         assert m.allow(keys, t).allowed == expected
-    # every admission was charged to both dimensions: the totals agree
-    assert refused_share([], None) != refused_share([], None)  # nan for no outcomes
+
+
+def test_refused_share_by_dimension():
+    m = two_limits()
+    outcomes = [m.allow({"ip": "n", "user": u}, now=t) for t, u, *_ in TIMELINE]
+    assert refused_share(outcomes) == pytest.approx(2 / 6)
+    assert refused_share(outcomes, "ip") == pytest.approx(1 / 6)
+    assert math.isnan(refused_share([]))
