@@ -202,12 +202,14 @@ class View:
     retry_after_s  seconds to wait before retrying (Retry-After).
     remaining      the fewest remaining among the RateLimit items (else X-RateLimit-Remaining).
     reset_s        seconds until that item's quota is back (t; else from X-RateLimit-Reset).
+    x_reset_s      seconds until the absolute X-RateLimit-Reset time.
     """
 
     status: int
     retry_after_s: float | None
     remaining: int | None
     reset_s: float | None
+    x_reset_s: float | None = None
     policies: tuple[PolicyItem, ...] = ()
     limits: tuple[LimitItem, ...] = ()
 
@@ -289,14 +291,15 @@ def read(response: Response, *, now: float = 0.0, epoch_s: int = 0) -> View:
         if h("RateLimit-Policy") else ()
     limits = tuple(parse_ratelimit(h("RateLimit"))) if h("RateLimit") else ()
     x = parse_x_ratelimit(response.headers)
+    x_reset = None if x.reset_epoch_s is None else max(0.0, x.reset_epoch_s - epoch_s - now)
     if limits:
         tight = min(limits, key=lambda item: item.remaining)
         remaining = tight.remaining
         reset = None if tight.reset_s is None else float(tight.reset_s)
     else:
         remaining = x.remaining
-        reset = None if x.reset_epoch_s is None else max(0.0, x.reset_epoch_s - epoch_s - now)
-    return View(response.status, retry_s, remaining, reset, policies, limits)
+        reset = x_reset
+    return View(response.status, retry_s, remaining, reset, x_reset, policies, limits)
 
 
 # ---------------------------------------------------------------- structured fields (RFC 9651)
