@@ -25,6 +25,8 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.cli", "add_lab"),
     ("ratelab.cli", "add_notebooks"),
     ("ratelab.cli", "add_limiters"),
+    ("ratelab.clients", "add_storm"),
+    ("ratelab.queueing", "add_burst"),
 ]
 
 

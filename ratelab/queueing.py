@@ -145,6 +145,19 @@ def burst_verdict(burst: int, rate_per_s: float, service_per_s: float, *,
     return BurstVerdict(peak, worst, drain, rate / mu, not reasons, "; ".join(reasons))
 
 
+def largest_burst(rate_per_s: float, service_per_s: float, *, max_wait_s: float = math.inf,
+                  queue_limit: float = math.inf) -> float:
+    """The largest burst :func:`burst_verdict` calls swallowed (inf when nothing bounds it; 0
+    when the queue never drains)."""
+    rate, mu = positive("rate_per_s", rate_per_s), positive("service_per_s", service_per_s)
+    if mu <= rate:
+        return 0
+    wait = max_wait_s if max_wait_s == math.inf else non_negative("max_wait_s", max_wait_s)
+    queue = queue_limit if queue_limit == math.inf else non_negative("queue_limit", queue_limit)
+    bound = min(wait * mu, queue)
+    return math.inf if math.isinf(bound) else math.floor(bound + 1e-9) + 1
+
+
 def saturated_bucket_arrivals(capacity: int, rate_per_s: float, duration_s: float) -> np.ndarray:
     """Admission times of a full token bucket fed more than it admits: `capacity` at 0, then
     one every 1/rate seconds until `duration_s` (the worst case the bucket allows)."""
@@ -152,3 +165,29 @@ def saturated_bucket_arrivals(capacity: int, rate_per_s: float, duration_s: floa
     rate = positive("rate_per_s", rate_per_s)
     steady = np.arange(1, int(math.floor(positive("duration_s", duration_s) * rate)) + 1) / rate
     return np.concatenate([np.zeros(capacity), steady])
+
+
+def add_burst(sub) -> None:
+    p = sub.add_parser("burst", help="can a service swallow a token-bucket burst?")
+    p.add_argument("--burst", type=int, default=300, help="the bucket's capacity")
+    p.add_argument("--rate", type=float, default=50.0, help="the bucket's refill, per second")
+    p.add_argument("--service", type=float, default=100.0, help="service rate, per second")
+    p.add_argument("--max-wait", type=float, default=math.inf, help="callers' timeout, seconds")
+    p.add_argument("--queue-limit", type=float, default=math.inf, help="queue length limit")
+    p.set_defaults(func=run_burst)
+
+
+def run_burst(args) -> int:
+    """Print the verdict, and the largest burst that fits the same limits."""
+    v = burst_verdict(args.burst, args.rate, args.service, max_wait_s=args.max_wait,
+                      queue_limit=args.queue_limit)
+    print(f"burst {args.burst} then {args.rate:g}/s into {args.service:g}/s: "
+          f"{'swallowed' if v.swallowed else 'NOT swallowed'}")
+    print(f"  peak queue {v.peak_queue}, worst wait {v.worst_wait_s:.3f} s, "
+          f"drained after {v.drain_s:.3f} s, utilisation {v.utilisation:.3f}")
+    if v.reason:
+        print(f"  why: {v.reason}")
+    fits = largest_burst(args.rate, args.service, max_wait_s=args.max_wait,
+                         queue_limit=args.queue_limit)
+    print(f"  largest burst that fits: {fits if math.isfinite(fits) else 'any'}")
+    return 0

@@ -93,7 +93,7 @@ def test_pacing_alone_on_its_key_is_never_refused():
 
 
 def test_accounting_is_consistent_and_seeded():
-    times, clients = poisson_demand(20, 2.0, 20, RNG(2), surge=(5, 10, 3))
+    times, clients = poisson_demand(20, 1.0, 20, RNG(2), surge=(5, 10, 3))
     runs = [simulate(FullJitter(), Server(make("gcra", rate=30, burst=10)), times, clients, RNG(9),
                      horizon_s=40) for _ in range(2)]
     a, b = runs

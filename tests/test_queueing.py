@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from ratelab.queueing import (burst_verdict, lindley_waits, md1_wait_s, mean_wait_s, mg1_wait_s,
+from ratelab.queueing import (burst_verdict, largest_burst, lindley_waits, md1_wait_s, mean_wait_s, mg1_wait_s,
                               mm1_wait_s, saturated_bucket_arrivals, simulate)
 
 
@@ -67,3 +67,28 @@ def test_burst_verdict_against_a_simulated_bucket():
     assert not full.swallowed and "queue peaks at 299" in full.reason
     never = burst_verdict(300, 100, 100)
     assert not never.swallowed and never.drain_s == math.inf and "never drains" in never.reason
+
+
+@pytest.mark.parametrize("rate, mu, wait, queue", [(50, 100, 2.0, math.inf), (50, 100, math.inf, 120),
+                                                    (10, 33, 0.5, 40), (90, 100, 1.0, 5)])
+def test_largest_burst_is_the_brute_force_answer(rate, mu, wait, queue):
+    brute = max(b for b in range(1, 2000)
+                if burst_verdict(b, rate, mu, max_wait_s=wait, queue_limit=queue).swallowed)
+    assert largest_burst(rate, mu, max_wait_s=wait, queue_limit=queue) == brute
+    assert largest_burst(100, 100, max_wait_s=wait) == 0
+    assert largest_burst(1, 2) == math.inf
+
+
+def test_cli_burst_and_storm(capsys):
+    from ratelab.cli import main
+
+    assert main(["burst", "--burst", "300", "--rate", "50", "--service", "100", "--max-wait", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "NOT swallowed" in out and "worst wait 2.990 s" in out and "fits: 201" in out
+    assert main(["storm", "--behaviours", "retry-after", "--clients", "10", "--rate", "1",
+                 "--duration", "10", "--surge", "none", "--param", "rate=5", "--param",
+                 "capacity=5"]) == 0
+    out = capsys.readouterr().out
+    assert "Retry-After" in out and "load_multiplier" in out
+    assert main(["storm", "--behaviours", "sometimes"]) == 2
+    assert "unknown behaviour 'sometimes'" in capsys.readouterr().err
