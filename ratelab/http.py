@@ -55,7 +55,8 @@ class Policy:
 
     name       the policy's name in RateLimit-Policy / RateLimit ("default", "per-ip" ...).
     quota      the requests (units) a client may spend per window: ``q``.
-    window_s   the window in seconds: ``w`` (whole seconds on the wire).
+    window_s   the window in seconds: ``w`` (whole seconds on the wire); None sends no ``w``
+               (a concurrency limit has no window).
     status     429, or 503 where a shedder answers.
     unit       optional quota unit ``qu`` ("request", "content-bytes", "concurrent-requests").
     partition  optional partition key ``pk`` (bytes), e.g. a hash of the client's key.
@@ -63,7 +64,7 @@ class Policy:
 
     name: str = "default"
     quota: int = 100
-    window_s: int = 60
+    window_s: int | None = 60
     status: int = 429
     unit: str | None = None
     partition: bytes | None = None
@@ -72,7 +73,8 @@ class Policy:
         if not isinstance(self.name, str) or not self.name or not _printable(self.name):
             raise ValueError(f"name must be a non-empty printable ASCII string, got {self.name!r}")
         object.__setattr__(self, "quota", whole("quota", self.quota, minimum=0))
-        object.__setattr__(self, "window_s", whole("window_s", self.window_s, minimum=1))
+        if self.window_s is not None:
+            object.__setattr__(self, "window_s", whole("window_s", self.window_s, minimum=1))
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
         if self.unit is not None and not _printable(self.unit):
@@ -82,7 +84,13 @@ class Policy:
 
     @classmethod
     def of(cls, limiter, name: str = "default", **kw) -> "Policy":
-        """The policy a reference limiter enforces: its limit per its window (or 1/rate)."""
+        """The policy a reference limiter enforces: its limit per its window (or 1/rate).
+
+        A ConcurrencyLimiter's policy is its slots, in unit "concurrent-requests", no window.
+        """
+        if hasattr(limiter, "max_in_flight"):
+            return cls(name=name, quota=limiter.max_in_flight, window_s=None,
+                       unit="concurrent-requests", **kw)
         window = getattr(limiter, "window", None)
         if window is None:  # rate based: the limit refills in limit / rate seconds
             window = limiter.limit / limiter.rate
@@ -147,7 +155,8 @@ def _policy_params(p: Policy) -> dict:
     params: dict = {"q": p.quota}
     if p.unit is not None:
         params["qu"] = p.unit
-    params["w"] = p.window_s
+    if p.window_s is not None:
+        params["w"] = p.window_s
     if p.partition is not None:
         params["pk"] = p.partition
     return params

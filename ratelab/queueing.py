@@ -28,7 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .limiters.base import non_negative, positive
+from .limiters.base import non_negative, positive, whole
 
 SERVICES = ("exponential", "deterministic")
 
@@ -126,7 +126,7 @@ def burst_verdict(burst: int, rate_per_s: float, service_per_s: float, *,
     service is constant. The queue peaks when the burst lands (the first request is served
     at once, so `burst - 1` wait) and then drains at service_per_s - rate_per_s.
     """
-    burst = int(positive("burst", burst))
+    burst = whole("burst", burst)
     rate = positive("rate_per_s", rate_per_s)
     mu = positive("service_per_s", service_per_s)
     max_wait_s = positive("max_wait_s", max_wait_s) if math.isfinite(max_wait_s) else math.inf
@@ -161,7 +161,7 @@ def largest_burst(rate_per_s: float, service_per_s: float, *, max_wait_s: float 
 def saturated_bucket_arrivals(capacity: int, rate_per_s: float, duration_s: float) -> np.ndarray:
     """Admission times of a full token bucket fed more than it admits: `capacity` at 0, then
     one every 1/rate seconds until `duration_s` (the worst case the bucket allows)."""
-    capacity = int(positive("capacity", capacity))
+    capacity = whole("capacity", capacity)
     rate = positive("rate_per_s", rate_per_s)
     steady = np.arange(1, int(math.floor(positive("duration_s", duration_s) * rate)) + 1) / rate
     return np.concatenate([np.zeros(capacity), steady])

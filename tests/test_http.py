@@ -55,7 +55,11 @@ def test_several_policies_list_every_item_and_take_the_longest_wait():
 
 
 def test_infinite_waits_are_left_out():
-    r = respond(Decision(False, 3, 0, math.inf, math.inf), Policy("slots", 3, 1))
+    from ratelab.limiters import ConcurrencyLimiter
+
+    policy = Policy.of(ConcurrencyLimiter(3), "slots")
+    r = respond(Decision(False, 3, 0, math.inf, math.inf), policy)
+    assert r.header("RateLimit-Policy") == '"slots";q=3;qu="concurrent-requests"'
     assert r.header("Retry-After") is None and r.header("X-RateLimit-Reset") is None
     assert r.header("RateLimit") == '"slots";r=0'
 
@@ -144,7 +148,8 @@ def test_structured_list_round_trip(items):
 decisions = st.builds(
     Decision, allowed=st.booleans(), limit=st.integers(1, 10**6).map(float),
     remaining=st.integers(0, 10**6), retry_after=st.floats(0, 1e6), reset_after=st.floats(0, 1e6))
-policies = st.builds(Policy, name=names, quota=st.integers(0, 10**6), window_s=st.integers(1, 10**6),
+policies = st.builds(Policy, name=names, quota=st.integers(0, 10**6),
+                     window_s=st.one_of(st.none(), st.integers(1, 10**6)),
                      status=st.sampled_from([429, 503]),
                      unit=st.one_of(st.none(), st.sampled_from(["request", "content-bytes"])),
                      partition=st.one_of(st.none(), st.binary(min_size=1, max_size=16)))
