@@ -14,6 +14,8 @@ import math
 
 from .base import Decision, Limiter, PerSecond, non_negative, positive
 
+TIE = 1e-9  # in periods: float error below this is a tie, and a tie is admitted
+
 
 class GCRA(Limiter):
     """Keyed GCRA: `rate` per second on average, `burst` more at once (burst + 1 in all)."""
@@ -38,7 +40,9 @@ class GCRA(Limiter):
     def _check(self, tat: float, now: float, cost: float):
         new_tat = max(tat, now) + cost * self.period
         allow_at = new_tat - self.tolerance
-        allowed = now >= allow_at
+        # TATs are sums of periods (0.1 + 0.1 + ... is not exact): forgive a billionth of a
+        # period, or a full burst of burst + 1 at rate 10 would admit only burst
+        allowed = allow_at - now <= TIE * self.period
         kept = new_tat if allowed else tat
         slack = now - (kept - self.tolerance)  # how far ahead of the TAT limit we are
         decision = Decision(

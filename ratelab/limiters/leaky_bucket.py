@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from .base import Decision, Limiter, PerSecond, Seconds, positive
 
 MODES = ("police", "shape")
+TIE = 1e-9  # request units: float error below this is a tie
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +78,15 @@ class LeakyBucket(Limiter):
     def _shape(self, state: QueueState, now: float, cost: float):
         start = max(now, state.next_free)
         backlog = (start - now) * self.rate  # units queued ahead of this request
-        allowed = backlog + cost <= self.capacity
+        # next_free is a sum of cost / rate steps (not exact in floats): a backlog within a
+        # billionth of a unit of the capacity is a tie, and a tie is admitted
+        allowed = backlog + cost <= self.capacity + TIE
         next_free = start + cost / self.rate if allowed else state.next_free
         after = (max(now, next_free) - now) * self.rate
         decision = Decision(
             allowed=allowed,
             limit=self.capacity,
-            remaining=int(math.floor(self.capacity - after)),
+            remaining=max(0, int(math.floor(self.capacity - after + TIE))),
             retry_after=0.0 if allowed else (backlog + cost - self.capacity) / self.rate,
             reset_after=after / self.rate,
             delay=start - now if allowed else 0.0,
