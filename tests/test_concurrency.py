@@ -70,3 +70,24 @@ def test_replay_never_exceeds_the_limit():
     admitted = replay_concurrency(ConcurrencyLimiter(4), times, durations)
     assert max_in_flight(times[admitted], durations[admitted]) <= 4
     assert 0 < admitted.sum() < 500
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+
+@given(st.lists(st.tuples(st.floats(0, 2), st.booleans(), st.integers(0, 5)), max_size=60),
+       st.integers(1, 4), st.one_of(st.none(), st.floats(0.5, 5)))
+def test_acquire_admits_exactly_while_slots_are_free(ops, n, lease_s):
+    c = ConcurrencyLimiter(n, lease_s=lease_s)
+    held, t = [], 0.0
+    for dt, take, pick in ops:
+        t += dt
+        held = [lease for lease in held if lease_s is None or lease.start + lease_s > t]
+        if take or not held:
+            decision, lease = c.acquire("k", t)
+            assert decision.allowed == (len(held) < n)
+            if lease is not None:
+                held.append(lease)
+        else:
+            assert c.release(held.pop(pick % len(held)), t) is True
+        assert c.in_flight("k", t) == len(held) <= n
