@@ -26,6 +26,8 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.cli", "add_notebooks"),
     ("ratelab.cli", "add_limiters"),
     ("ratelab.datasets", "add_cli"),
+    ("ratelab.clients", "add_storm"),
+    ("ratelab.queueing", "add_burst"),
 ]
 
 
