@@ -33,8 +33,8 @@ COUNTERS: dict[str, tuple[str, str]] = {
     "token-bucket": ("tokens", "tokens in the bucket, refilled to now (passes if >= cost)"),
     "leaky-bucket/police": ("level", "water in the bucket, drained to now "
                                      "(passes if level + cost <= capacity)"),
-    "leaky-bucket/shape": ("queue", "cost units queued ahead of the request "
-                                    "(passes if queue + cost <= capacity)"),
+    "leaky-bucket/shape": ("queue", "cost units queued ahead of the request, the meter's level "
+                                    "(passes if queue + cost <= capacity; waits queue / rate)"),
     "fixed-window": ("count", "cost counted in the current calendar window "
                               "(passes if count + cost <= limit)"),
     "sliding-window-log": ("count", "cost logged in the trailing window (now - W, now] "
@@ -42,7 +42,7 @@ COUNTERS: dict[str, tuple[str, str]] = {
     "sliding-window-counter": ("estimate", "prev x (1 - elapsed/W) + cur "
                                            "(passes if estimate + cost <= limit)"),
     "gcra": ("available", "requests of cost 1 the TAT leaves room for, (DVT - ahead) / period "
-                          "(passes, up to rounding, if available >= cost)"),
+                          "in whole nanoseconds (passes if available >= cost, to the ns)"),
     "nginx": ("excess", "nginx's excess drained to now, in requests (0 for a new node); nginx "
                         "adds 1 and passes if that is <= burst"),
 }
@@ -239,13 +239,10 @@ def _token_bucket(K, lim: TokenBucket, n_keys, common, outs, delay, tail, trace)
 
 
 def _leaky_bucket(K, lim: LeakyBucket, n_keys, common, outs, delay, tail, trace):
-    if lim.mode == "police":
-        state = K.new_state(K.LEAKY_POLICE, n_keys)
-        return lambda a, b: K.leaky_police(*common, a, b, state, lim.rate, lim.capacity, *outs,
-                                           *tail)
-    state = K.new_state(K.LEAKY_SHAPE, n_keys)
-    return lambda a, b: K.leaky_shape(*common, a, b, state, lim.rate, lim.capacity, *outs,
-                                      delay, *tail)
+    state = K.new_state(K.LEAKY_BUCKET, n_keys)
+    shape = lim.mode == "shape"
+    return lambda a, b: K.leaky_bucket(*common, a, b, state, lim.rate, lim.capacity, shape,
+                                       *outs, delay, *tail)
 
 
 def _fixed_window(K, lim: FixedWindow, n_keys, common, outs, delay, tail, trace):
@@ -268,8 +265,15 @@ def _sliding_counter(K, lim: SlidingWindowCounter, n_keys, common, outs, delay, 
 
 
 def _gcra(K, lim: GCRA, n_keys, common, outs, delay, tail, trace):
+    if lim.tolerance_ns >= 2**53:
+        raise ValueError(f"the DVT of {lim!r} ({lim.tolerance_ns} ns) is too long for the "
+                         "compiled GCRA engine (< 2**53 ns); use engine='reference'")
+    if len(trace) and max(-trace.time[0], trace.time[-1]) >= 4e9:
+        raise ValueError("times beyond 4e9 s overflow the compiled GCRA engine's nanosecond "
+                         "clock; shift the trace (trace.shifted) or use engine='reference'")
     state = K.new_state(K.GCRA, n_keys)
-    return lambda a, b: K.gcra(*common, a, b, state, lim.period, lim.tolerance, *outs, *tail)
+    return lambda a, b: K.gcra(*common, a, b, state, lim.period_ns, lim.tolerance_ns, *outs,
+                               *tail)
 
 
 def _nginx(K, lim: NginxLimitReq, n_keys, common, outs, delay, tail, trace):

@@ -5,9 +5,9 @@ per-key state is one record per key in an array indexed by key id (one cache lin
 request needs of its key — with 100 K keys that is what keeps the kernels fast), and every
 floating-point operation is the reference's, in the reference's order, so that the two agree
 exactly on every request (a test holds them together). A key not seen yet has -inf in its
-time field (``last``, ``next_free``, ``tat``, window ``index``; NEW) and the kernel starts it
-from the reference's ``_initial(now)`` values — a sentinel rather than a flag, to keep the
-records small.
+time field (``last``, window ``index``: NEW; GCRA's ``tat`` in nanoseconds: NEW_NS) and the
+kernel starts it from the reference's ``_initial(now)`` values — a sentinel rather than a
+flag, to keep the records small.
 
 A kernel replays requests ``start`` to ``stop`` of the trace and can be called again for the
 next slice: the state arrays carry everything over (that is how the progress bar advances).
@@ -57,22 +57,23 @@ def new_state(dtype: np.dtype, n_keys: int) -> np.ndarray:
 
 
 NEW = -np.inf  # the time fields of a key not seen yet
+NEW_NS = np.iinfo(np.int64).min  # the same, for a time in whole nanoseconds
+NS = 1_000_000_000
 f8, i8, i4, b1 = np.float64, np.int64, np.int32, np.bool_
 TOKEN_BUCKET = record(16, tokens=f8, last=f8)
-LEAKY_POLICE = record(16, level=f8, last=f8)
-LEAKY_SHAPE = record(8, next_free=f8)
+LEAKY_BUCKET = record(16, level=f8, last=f8)
 FIXED_WINDOW = record(16, index=f8, count=f8)  # index: the window number, a whole float
 SLIDING_LOG = record(32, head=i8, tail=i8, total=f8, head_time=f8)
 SLIDING_LOG_LINK = record(16, next=i8, time=f8)
 SLIDING_COUNTER = record(24, index=f8, prev=f8, cur=f8)
-GCRA = record(8, tat=f8)
+GCRA = record(8, tat=i8)  # whole nanoseconds
 NGINX = record(32, excess=i8, last=i8, older=i4, newer=i4, known=b1)
 
 # the initial field values new_state() is given, per record
-INITIAL = {TOKEN_BUCKET: {"last": NEW}, LEAKY_POLICE: {"last": NEW},
-           LEAKY_SHAPE: {"next_free": NEW}, FIXED_WINDOW: {"index": NEW},
-           SLIDING_LOG: {"head": -1, "tail": -1}, SLIDING_COUNTER: {"index": NEW},
-           GCRA: {"tat": NEW}, NGINX: {"older": -1, "newer": -1}}
+INITIAL = {TOKEN_BUCKET: {"last": NEW}, LEAKY_BUCKET: {"last": NEW},
+           FIXED_WINDOW: {"index": NEW}, SLIDING_LOG: {"head": -1, "tail": -1},
+           SLIDING_COUNTER: {"index": NEW}, GCRA: {"tat": NEW_NS},
+           NGINX: {"older": -1, "newer": -1}}
 
 
 # ---------------------------------------------------------------- token bucket
@@ -109,9 +110,10 @@ def token_bucket(time, key, cost, unit, start, stop, state, rate, capacity,
 
 
 @njit(cache=True)
-def leaky_police(time, key, cost, unit, start, stop, state, rate, capacity,
-                 allowed, counter, remaining, retry_after, details):
-    """LeakyBucket(mode="police"): drain, then pour `cost` in unless it overflows."""
+def leaky_bucket(time, key, cost, unit, start, stop, state, rate, capacity, shape,
+                 allowed, counter, delay, remaining, retry_after, details):
+    """LeakyBucket: drain, then pour `cost` in unless it overflows; the shaper (``shape``)
+    also holds an admitted request while the water ahead of it leaks (``level / rate``)."""
     for i in range(start, stop):
         s = state[key[i]]
         now = time[i]
@@ -128,35 +130,11 @@ def leaky_police(time, key, cost, unit, start, stop, state, rate, capacity,
         s.level = after
         s.last = now
         allowed[i] = ok
+        if shape and ok:
+            delay[i] = level / rate
         if details:
             remaining[i] = math.floor(capacity - after)
             retry_after[i] = 0.0 if ok else (level + c - capacity) / rate
-
-
-@njit(cache=True)
-def leaky_shape(time, key, cost, unit, start, stop, state, rate, capacity,
-                allowed, counter, delay, remaining, retry_after, details):
-    """LeakyBucket(mode="shape"): queue the request behind the backlog, unless it is full."""
-    for i in range(start, stop):
-        s = state[key[i]]
-        now = time[i]
-        c = 1.0 if unit else cost[i]
-        next_free = s.next_free
-        if next_free == NEW:  # _initial: free now
-            next_free = now
-        counter[i] = max(0.0, next_free - now) * rate
-        begin = max(now, next_free)
-        backlog = (begin - now) * rate
-        ok = backlog + c <= capacity
-        new_free = begin + c / rate if ok else next_free
-        s.next_free = new_free
-        allowed[i] = ok
-        if ok:
-            delay[i] = begin - now
-        if details:
-            after = (max(now, new_free) - now) * rate
-            remaining[i] = math.floor(capacity - after)
-            retry_after[i] = 0.0 if ok else (backlog + c - capacity) / rate
 
 
 # ---------------------------------------------------------------- fixed window
@@ -309,27 +287,28 @@ def sliding_counter(time, key, cost, unit, start, stop, state, limit,
 
 
 @njit(cache=True)
-def gcra(time, key, cost, unit, start, stop, state, period, tolerance,
+def gcra(time, key, cost, unit, start, stop, state, period_ns, tolerance_ns,
          allowed, counter, remaining, retry_after, details):
-    """GCRA: move the theoretical arrival time `cost` periods on, if it stays within the DVT."""
+    """GCRA in whole nanoseconds: move the TAT `cost` periods on, if it stays within the DVT."""
     for i in range(start, stop):
         s = state[key[i]]
-        now = time[i]
+        now_ns = math.floor(time[i] * 1e9 + 0.5)
         c = 1.0 if unit else cost[i]
         tat = s.tat
-        if tat == NEW:  # _initial: the TAT of an idle key is now
-            tat = now
-        counter[i] = (tolerance - max(0.0, tat - now)) / period
-        new_tat = max(tat, now) + c * period
-        allow_at = new_tat - tolerance
-        ok = now >= allow_at
+        if tat == NEW_NS:  # _initial: the TAT of an idle key is now
+            tat = now_ns
+        ahead = max(0, tat - now_ns)
+        counter[i] = (tolerance_ns - ahead) / period_ns
+        new_tat = max(tat, now_ns) + round(c * period_ns)
+        allow_at = new_tat - tolerance_ns
+        ok = now_ns >= allow_at
         kept = new_tat if ok else tat
         s.tat = kept
         allowed[i] = ok
         if details:
-            slack = now - (kept - tolerance)
-            remaining[i] = math.floor(max(0.0, slack) / period + 1e-9)
-            retry_after[i] = 0.0 if ok else allow_at - now
+            slack = now_ns - (kept - tolerance_ns)
+            remaining[i] = max(0, slack) // period_ns
+            retry_after[i] = 0.0 if ok else (allow_at - now_ns) / NS
 
 
 # ---------------------------------------------------------------- nginx limit_req
