@@ -216,75 +216,106 @@ def _reference(lim: Limiter, trace: Trace, out: dict, details: bool) -> Callable
 
 
 def _compiled(lim: Limiter, trace: Trace, out: dict, details: bool) -> Callable[[int, int], None]:
-    """A function replaying requests [start, stop) through the kernel for `lim`'s algorithm."""
+    """A function replaying requests [start, stop) through the kernel for `lim`'s algorithm.
+
+    Each call hands the kernel views of that slice of the columns (a kernel indexes from 0, so
+    that numba knows no index is negative); the per-key state carries over between calls.
+    """
     from . import kernels as K
 
     builder = _BUILDERS.get(type(lim))
     if builder is None:
         raise ValueError(f"no compiled kernel for {type(lim).__name__}; "
                          "use engine='reference'")
-    n_keys = trace.n_keys
     unit = trace.cost is None
-    cost = np.empty(0, dtype=np.float64) if unit else trace.cost
-    common = (trace.time, trace.key, cost, unit)
-    outs = (out["allowed"], out["counter"])
-    tail = (out["remaining"], out["retry_after"], details)
-    return builder(K, lim, n_keys, common, outs, out["delay"], tail, trace)
+    empty = np.empty(0, dtype=np.float64)
+
+    def views(a: int, b: int) -> tuple:
+        """(time, key, cost, unit), (allowed, counter), delay, (remaining, retry_after, details)."""
+        return ((trace.time[a:b], trace.key[a:b], empty if unit else trace.cost[a:b], unit),
+                (out["allowed"][a:b], out["counter"][a:b]), out["delay"][a:b],
+                (out["remaining"][a:b], out["retry_after"][a:b], details))
+
+    return builder(K, lim, trace, views)
 
 
-def _token_bucket(K, lim: TokenBucket, n_keys, common, outs, delay, tail, trace):
-    state = K.new_state(K.TOKEN_BUCKET, n_keys)
-    return lambda a, b: K.token_bucket(*common, a, b, state, lim.rate, lim.capacity, *outs,
-                                       *tail)
+def _token_bucket(K, lim: TokenBucket, trace, views):
+    state = K.new_state(K.TOKEN_BUCKET, trace.n_keys)
+
+    def step(a: int, b: int) -> None:
+        common, outs, _, tail = views(a, b)
+        K.token_bucket(*common, state, lim.rate, lim.capacity, *outs, *tail)
+    return step
 
 
-def _leaky_bucket(K, lim: LeakyBucket, n_keys, common, outs, delay, tail, trace):
-    state = K.new_state(K.LEAKY_BUCKET, n_keys)
+def _leaky_bucket(K, lim: LeakyBucket, trace, views):
+    state = K.new_state(K.LEAKY_BUCKET, trace.n_keys)
     shape = lim.mode == "shape"
-    return lambda a, b: K.leaky_bucket(*common, a, b, state, lim.rate, lim.capacity, shape,
-                                       *outs, delay, *tail)
+
+    def step(a: int, b: int) -> None:
+        common, outs, delay, tail = views(a, b)
+        K.leaky_bucket(*common, state, lim.rate, lim.capacity, shape, *outs, delay, *tail)
+    return step
 
 
-def _fixed_window(K, lim: FixedWindow, n_keys, common, outs, delay, tail, trace):
-    state = K.new_state(K.FIXED_WINDOW, n_keys)
-    return lambda a, b: K.fixed_window(*common, a, b, state, lim.limit, lim.window,
-                                       lim.count_rejected, *outs, *tail)
+def _fixed_window(K, lim: FixedWindow, trace, views):
+    state = K.new_state(K.FIXED_WINDOW, trace.n_keys)
+
+    def step(a: int, b: int) -> None:
+        common, outs, _, tail = views(a, b)
+        K.fixed_window(*common, state, lim.limit, lim.window, lim.count_rejected, *outs, *tail)
+    return step
 
 
-def _sliding_log(K, lim: SlidingWindowLog, n_keys, common, outs, delay, tail, trace):
-    state = K.new_state(K.SLIDING_LOG, n_keys)
+def _sliding_log(K, lim: SlidingWindowLog, trace, views):
+    state = K.new_state(K.SLIDING_LOG, trace.n_keys)
     link = np.empty(len(trace), dtype=K.SLIDING_LOG_LINK)  # written where a request is logged
-    return lambda a, b: K.sliding_log(*common, a, b, state, link, lim.limit, lim.window,
-                                      lim.count_rejected, *outs, *tail)
+    cost_all = trace.cost if trace.cost is not None else np.empty(0, dtype=np.float64)
+
+    def step(a: int, b: int) -> None:
+        common, outs, _, tail = views(a, b)
+        K.sliding_log(*common, a, cost_all, state, link, lim.limit, lim.window,
+                      lim.count_rejected, *outs, *tail)
+    return step
 
 
-def _sliding_counter(K, lim: SlidingWindowCounter, n_keys, common, outs, delay, tail, trace):
-    state = K.new_state(K.SLIDING_COUNTER, n_keys)
-    return lambda a, b: K.sliding_counter(*common, a, b, state, lim.limit, lim.window,
-                                          lim.count_rejected, *outs, *tail)
+def _sliding_counter(K, lim: SlidingWindowCounter, trace, views):
+    state = K.new_state(K.SLIDING_COUNTER, trace.n_keys)
+
+    def step(a: int, b: int) -> None:
+        common, outs, _, tail = views(a, b)
+        K.sliding_counter(*common, state, lim.limit, lim.window, lim.count_rejected, *outs,
+                          *tail)
+    return step
 
 
-def _gcra(K, lim: GCRA, n_keys, common, outs, delay, tail, trace):
+def _gcra(K, lim: GCRA, trace, views):
     if lim.tolerance_ns >= 2**53:
         raise ValueError(f"the DVT of {lim!r} ({lim.tolerance_ns} ns) is too long for the "
                          "compiled GCRA engine (< 2**53 ns); use engine='reference'")
     if len(trace) and max(-trace.time[0], trace.time[-1]) >= 4e9:
         raise ValueError("times beyond 4e9 s overflow the compiled GCRA engine's nanosecond "
                          "clock; shift the trace (trace.shifted) or use engine='reference'")
-    state = K.new_state(K.GCRA, n_keys)
-    return lambda a, b: K.gcra(*common, a, b, state, lim.period_ns, lim.tolerance_ns, *outs,
-                               *tail)
+    state = K.new_state(K.GCRA, trace.n_keys)
+
+    def step(a: int, b: int) -> None:
+        common, outs, _, tail = views(a, b)
+        K.gcra(*common, state, lim.period_ns, lim.tolerance_ns, *outs, *tail)
+    return step
 
 
-def _nginx(K, lim: NginxLimitReq, n_keys, common, outs, delay, tail, trace):
+def _nginx(K, lim: NginxLimitReq, trace, views):
     if lim.burst >= 10**12:
         raise ValueError(f"burst={lim.burst!r} is too large for the compiled nginx engine "
                          "(< 10**12); use engine='reference'")
-    state = K.new_state(K.NGINX, n_keys)
+    state = K.new_state(K.NGINX, trace.n_keys)
     ends = np.full(2, -1, dtype=np.int64)  # the LRU queue's oldest and newest key
-    time, key = common[0], common[1]
-    return lambda a, b: K.nginx(time, key, a, b, state, ends, lim.rate_milli, lim.burst,
-                                lim.delay, lim.nodelay, *outs, delay, *tail)
+
+    def step(a: int, b: int) -> None:
+        (time, key, _, _), outs, delay, tail = views(a, b)
+        K.nginx(time, key, state, ends, lim.rate_milli, lim.burst, lim.delay, lim.nodelay,
+                *outs, delay, *tail)
+    return step
 
 
 _BUILDERS = {

@@ -80,10 +80,10 @@ INITIAL = {TOKEN_BUCKET: {"last": NEW}, LEAKY_BUCKET: {"last": NEW},
 
 
 @njit(cache=True)
-def token_bucket(time, key, cost, unit, start, stop, state, rate, capacity,
+def token_bucket(time, key, cost, unit, state, rate, capacity,
                  allowed, counter, remaining, retry_after, details):
     """TokenBucket: refill, then take `cost` tokens if they are there."""
-    for i in range(start, stop):
+    for i in range(len(time)):
         s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
@@ -110,11 +110,11 @@ def token_bucket(time, key, cost, unit, start, stop, state, rate, capacity,
 
 
 @njit(cache=True)
-def leaky_bucket(time, key, cost, unit, start, stop, state, rate, capacity, shape,
+def leaky_bucket(time, key, cost, unit, state, rate, capacity, shape,
                  allowed, counter, delay, remaining, retry_after, details):
     """LeakyBucket: drain, then pour `cost` in unless it overflows; the shaper (``shape``)
     also holds an admitted request while the water ahead of it leaks (``level / rate``)."""
-    for i in range(start, stop):
+    for i in range(len(time)):
         s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
@@ -141,10 +141,10 @@ def leaky_bucket(time, key, cost, unit, start, stop, state, rate, capacity, shap
 
 
 @njit(cache=True)
-def fixed_window(time, key, cost, unit, start, stop, state, limit, window,
+def fixed_window(time, key, cost, unit, state, limit, window,
                  count_rejected, allowed, counter, remaining, retry_after, details):
     """FixedWindow: the count of the calendar window `now` falls in, against `limit`."""
-    for i in range(start, stop):
+    for i in range(len(time)):
         s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
@@ -165,8 +165,8 @@ def fixed_window(time, key, cost, unit, start, stop, state, limit, window,
 
 
 @njit(cache=True)
-def sliding_log(time, key, cost, unit, start, stop, state, link, limit, window, count_rejected,
-                allowed, counter, remaining, retry_after, details):
+def sliding_log(time, key, cost, unit, offset, cost_all, state, link, limit, window,
+                count_rejected, allowed, counter, remaining, retry_after, details):
     """SlidingWindowLog: each key's log is a chain through the trace's own requests.
 
     Key k's record holds the request index of its oldest logged entry (``head``, -1: empty
@@ -174,8 +174,10 @@ def sliding_log(time, key, cost, unit, start, stop, state, link, limit, window, 
     (``head_time``); ``link[j]`` holds the index and time of the entry logged after request j.
     Entries leave from the head and join at the tail, so every request is linked and unlinked
     at most once: O(n) in all. Checking whether anything expired reads only the key's record.
+    Request i of this slice is request ``offset + i`` of the trace; ``cost_all`` is the whole
+    trace's cost column (the expired entries' costs).
     """
-    for i in range(start, stop):
+    for i in range(len(time)):
         s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
@@ -184,7 +186,7 @@ def sliding_log(time, key, cost, unit, start, stop, state, link, limit, window, 
         j = s.head
         if j >= 0 and s.head_time <= horizon:  # the oldest entry has left (now - W, now]
             while True:
-                expired_cost = expired_cost + (1.0 if unit else cost[j])
+                expired_cost = expired_cost + (1.0 if unit else cost_all[j])
                 if j == s.tail:
                     j = -1
                     break
@@ -205,13 +207,14 @@ def sliding_log(time, key, cost, unit, start, stop, state, link, limit, window, 
         # commit: the expired entries are gone; log this one
         total = total - expired_cost
         if logged:
+            g = offset + i
             if j < 0:
-                s.head = i
+                s.head = g
                 s.head_time = now
             else:
-                link[s.tail].next = i
+                link[s.tail].next = g
                 link[s.tail].time = now
-            s.tail = i
+            s.tail = g
             total = total + c
         if s.head < 0:
             total = 0.0
@@ -227,7 +230,7 @@ def sliding_log(time, key, cost, unit, start, stop, state, link, limit, window, 
                 j = s.head
                 t = s.head_time
                 while j >= 0:
-                    need -= 1.0 if unit else cost[j]
+                    need -= 1.0 if unit else cost_all[j]
                     if need <= 0:
                         wait = t + window - now
                         break
@@ -251,10 +254,10 @@ def _counter_wait(w, window, limit, prev, cur, now, c):
 
 
 @njit(cache=True)
-def sliding_counter(time, key, cost, unit, start, stop, state, limit,
+def sliding_counter(time, key, cost, unit, state, limit,
                     window, count_rejected, allowed, counter, remaining, retry_after, details):
     """SlidingWindowCounter: prev x (1 - elapsed/W) + cur, against `limit`."""
-    for i in range(start, stop):
+    for i in range(len(time)):
         s = state[key[i]]
         now = time[i]
         c = 1.0 if unit else cost[i]
@@ -287,10 +290,10 @@ def sliding_counter(time, key, cost, unit, start, stop, state, limit,
 
 
 @njit(cache=True)
-def gcra(time, key, cost, unit, start, stop, state, period_ns, tolerance_ns,
+def gcra(time, key, cost, unit, state, period_ns, tolerance_ns,
          allowed, counter, remaining, retry_after, details):
     """GCRA in whole nanoseconds: move the TAT `cost` periods on, if it stays within the DVT."""
-    for i in range(start, stop):
+    for i in range(len(time)):
         s = state[key[i]]
         now_ns = math.floor(time[i] * 1e9 + 0.5)
         c = 1.0 if unit else cost[i]
@@ -357,7 +360,7 @@ def _lru_push(k, state, ends):
 
 
 @njit(cache=True)
-def nginx(time, key, start, stop, state, ends, rate_milli, burst, delay_n, nodelay, allowed,
+def nginx(time, key, state, ends, rate_milli, burst, delay_n, nodelay, allowed,
           counter, delay, remaining, retry_after, details):
     """NginxLimitReq: excess in thousandths, integer drain, LRU expiry of idle nodes.
 
@@ -366,7 +369,7 @@ def nginx(time, key, start, stop, state, ends, rate_milli, burst, delay_n, nodel
     """
     burst_milli = burst * 1000
     ms_cap = _BIG // rate_milli  # rate_milli * ms fits in int64 up to here
-    for i in range(start, stop):
+    for i in range(len(time)):
         k = key[i]
         s = state[k]
         now_ms = math.floor(time[i] * 1000.0 + 0.5)
