@@ -119,7 +119,8 @@ class ReplayResult:
 
     def __repr__(self) -> str:
         return (f"ReplayResult({self.limiter!r}, {len(self):,} requests, "
-                f"{self.n_allowed:,} allowed, {self.n_rejected:,} rejected, engine={self.engine!r})")
+                f"{self.n_allowed:,} allowed, {self.n_rejected:,} rejected, "
+                f"engine={self.engine!r})")
 
 
 def replay(limiter: Limiter, trace: Trace, *, engine: str = "compiled", progress: bool = True,
@@ -173,8 +174,8 @@ def check_costs(limiter: Limiter, trace: Trace) -> None:
     over = np.flatnonzero(trace.cost > limiter.max_cost)
     if len(over):
         i = int(over[0])
-        raise ValueError(f"cost[{i}]={float(trace.cost[i])!r} is above what {limiter.name} can ever "
-                         f"admit ({limiter.max_cost!r}): such a request would be rejected "
+        raise ValueError(f"cost[{i}]={float(trace.cost[i])!r} is above what {limiter.name} can "
+                         f"ever admit ({limiter.max_cost!r}): such a request would be rejected "
                          f"forever ({len(over):,} requests like it)")
 
 
