@@ -63,9 +63,9 @@ def algorithm_of(kind: str) -> str:
 
 @st.composite
 def traces(draw, max_cost: float) -> Trace:
-    """Random traces: up to 12 keys, ties, dyadic gaps landing on boundaries, long idle gaps."""
-    n = draw(st.integers(0, 80))
-    n_keys = draw(st.integers(1, 12))
+    """Random traces: 1 to 40 keys, ties, dyadic gaps landing on boundaries, long idle gaps."""
+    n = draw(st.integers(0, 150))
+    n_keys = draw(st.sampled_from([1, 2, 3, 5, 12, 40]))
     gaps = draw(st.lists(st.sampled_from(GAPS), min_size=n, max_size=n))
     start = draw(st.sampled_from(STARTS))
     time = start + np.cumsum(np.array(gaps, dtype=np.float64))
