@@ -231,8 +231,9 @@ def test_ratelab_replay_is_lazy_and_callable():
             "assert 'numba' not in sys.modules; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
-    from ratelab.replay import replay as function
-    assert ratelab.replay.__call__ is not None and function is replay
+    trace = Trace(np.array([0.0, 0.0]), np.array([0, 0], dtype=np.int32))
+    via_package = ratelab.replay(make("gcra", rate=1, burst=0), trace, progress=False)
+    assert via_package.allowed.tolist() == [True, False]
 
 
 def test_result_names_its_counter_and_leaves_the_limiter_alone():
