@@ -167,7 +167,7 @@ class ErrorTally:
         """The Cloudflare-style table: one row per figure, one column per mode."""
         import pandas as pd
 
-        df = pd.DataFrame({m: self.summary(m) for m in self.modes}, dtype=object)
+        df = pd.DataFrame({m: pd.Series(self.summary(m), dtype=object) for m in self.modes})
         df.index.name = f"limit {self.limit:g} per {self.window:g} s"
         return df
 
