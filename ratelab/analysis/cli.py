@@ -101,10 +101,12 @@ def _load(args):
     if args.dataset:
         from .. import datasets
 
-        return datasets.load(args.dataset), args.dataset
+        trace = datasets.load(args.dataset, progress=not args.no_progress, warn=False)
+        return trace, args.dataset
     from ..traces.loaders import load_log
 
-    return load_log(args.trace, args.format, progress=not args.no_progress), args.trace
+    trace = load_log(args.trace, args.format, progress=not args.no_progress, warn=False)
+    return trace, args.trace
 
 
 def _recorded(args) -> dict:

@@ -174,3 +174,36 @@ def test_by_source_groups_sorted_times():
     assert keys.tolist() == [0, 1]
     assert time[starts[0]:starts[1]].tolist() == A
     assert time[starts[1]:starts[2]].tolist() == B
+
+
+# ---------------------------------------------------------------- on the recorded traces
+
+
+@pytest.mark.parametrize("name", ["epa-http", "nasa-1995-08-01"])
+@pytest.mark.parametrize("window, quantile", [(60.0, 0.9), (60.0, 0.99), (10.0, 0.99)])
+def test_estimate_mode_on_recorded_traces_is_the_direct_computation(data_dir, name, window,
+                                                                     quantile):
+    from ratelab import datasets
+    from ratelab.analysis import thresholds
+
+    trace = datasets.load(name, progress=False, warn=False)
+    limit = thresholds(trace, window, (quantile,))[quantile]
+    want = direct_estimate(trace, limit, window)
+    s = tally(trace, limit, window, "estimate").summary("estimate")
+    assert s["requests"] == len(trace)
+    assert want["false allows"] + want["false rejects"] > 0  # the comparison has teeth
+    assert (s["false allows"], s["false rejects"]) == (want["false allows"],
+                                                       want["false rejects"])
+    assert s["mean |estimate - real| / real (%)"] == pytest.approx(100 * want["mean"], rel=1e-12)
+    assert s["max |estimate - real| / real (%)"] == pytest.approx(100 * want["max"], rel=1e-12)
+    assert s["sources over the threshold"] == want["over"]
+
+
+def test_admission_mode_on_a_recorded_trace_is_the_reference_limiters(data_dir):
+    from ratelab import datasets
+
+    trace = datasets.load("nasa-1995-08-01", progress=False, warn=False)
+    exact, approx = reference_decisions(trace, 8, 60.0)
+    s = tally(trace, 8, 60.0, "admission").summary("admission")
+    assert s["false allows"] == int(np.sum(approx & ~exact)) > 0
+    assert s["false rejects"] == int(np.sum(~approx & exact)) > 0
