@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 from dataclasses import fields
@@ -17,6 +18,7 @@ from dataclasses import fields
 from ..traces.population import Population
 
 DEFAULT_QUANTILES = (0.9, 0.99, 0.999)
+SYNTHETIC_LIMIT = 100.0
 
 
 def add(sub) -> None:
@@ -63,8 +65,36 @@ def run(args) -> int:
     else:
         out = _recorded(args)
     if args.json:
+        out = {"command": command(args), **out}
         print(json.dumps(out, indent=2))
     return 0
+
+
+def command(args) -> str:
+    """The command line that reproduces this analysis (defaults left out)."""
+    words = ["ratelab", "error-analysis"]
+    if args.synthetic:
+        words.append("--synthetic")
+        defaults = Population()
+        for f in fields(Population):
+            v = getattr(args, f"pop_{f.name}")
+            if f.name in ("sources", "requests") or v != getattr(defaults, f.name):
+                words += [f"--{f.name.replace('_', '-')}", f"{v:g}" if isinstance(v, float)
+                          else str(v)]
+    elif args.dataset:
+        words += ["--dataset", args.dataset]
+    else:
+        words += ["--trace", args.trace, "--format", args.format]
+    if args.synthetic:
+        words += ["--limit", f"{SYNTHETIC_LIMIT if args.limit is None else args.limit:g}"]
+    elif args.limit is not None:
+        words += ["--limit", f"{args.limit:g}"]
+    else:
+        words += ["--quantiles", *(f"{q:g}" for q in args.quantiles)]
+    words += ["--window", f"{args.window:g}", "--mode", args.mode]
+    if args.synthetic and args.workers:
+        words += ["--workers", str(args.workers)]
+    return " ".join(shlex.quote(w) for w in words)
 
 
 def _synthetic(args) -> dict:
@@ -72,7 +102,7 @@ def _synthetic(args) -> dict:
     from .stream import analyse_population, peak_rss_mb
 
     pop = Population(**{f.name: getattr(args, f"pop_{f.name}") for f in fields(Population)})
-    limit = 100.0 if args.limit is None else args.limit
+    limit = SYNTHETIC_LIMIT if args.limit is None else args.limit
     start = time.perf_counter()
     tally = analyse_population(pop, limit, args.window, args.mode, workers=args.workers,
                                progress=not args.no_progress)

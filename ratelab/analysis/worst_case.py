@@ -161,3 +161,41 @@ def counter_two_bursts(limit: int, window: float, n: int = 21) -> np.ndarray:
             allowed = replay(make("sliding-window-counter", limit=limit, window=window), times)
             out[i, j] = most_in_window(times[allowed], window)[0]
     return out
+
+
+def plot(attacks, *, points: int = 2000):
+    """One panel per attack: admitted requests in the trailing window (t - W, t] over time.
+
+    Arrivals are marked grey along the bottom (admitted ones green); the dashed line is the
+    nominal limit per window, the dotted one the analytic bound.
+    """
+    import matplotlib.pyplot as plt
+
+    from ..plot import COLORS, limit_line, use_style
+
+    use_style()
+    fig, axes = plt.subplots(len(attacks), 1, figsize=(8, 1.9 * len(attacks)), squeeze=False)
+    for ax, a in zip(axes[:, 0], attacks):
+        admitted = a.times[a.allowed]
+        lo = a.times.min() - 0.25 * a.window
+        hi = a.times.max() + 0.25 * a.window
+        grid = np.union1d(np.linspace(lo, hi, points), admitted)  # the steps, exactly
+        count = (np.searchsorted(admitted, grid, side="right")
+                 - np.searchsorted(admitted, grid - a.window, side="right"))
+        ax.step(grid, count, where="post", color=COLORS["state"], lw=1.2,
+                label="admitted in (t - W, t]")
+        limit_line(ax, a.nominal, "nominal")
+        ax.axhline(a.bound, color=COLORS["limit"], ls=":", lw=1, label="bound")
+        ax.plot(a.times, np.full(len(a.times), -0.04 * a.bound), "|", color=COLORS["arrivals"],
+                ms=6)
+        ax.plot(admitted, np.full(len(admitted), -0.04 * a.bound), "|",
+                color=COLORS["admitted"], ms=6)
+        ax.axvspan(a.window_end - a.window, a.window_end, color=COLORS["rejected"], alpha=0.08)
+        ax.set_title(f"{a.algorithm}: {a.admitted_max} admitted in one window "
+                     f"({a.factor:.3g}x nominal)", loc="left")
+        ax.set_ylim(-0.1 * a.bound, 1.15 * a.bound)
+        ax.set_ylabel("requests")
+    axes[0, 0].legend(loc="upper left", ncol=3)
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.tight_layout()
+    return fig
