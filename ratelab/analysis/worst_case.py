@@ -177,8 +177,8 @@ def plot(attacks, *, points: int = 2000):
     fig, axes = plt.subplots(len(attacks), 1, figsize=(8, 1.9 * len(attacks)), squeeze=False)
     for ax, a in zip(axes[:, 0], attacks):
         admitted = a.times[a.allowed]
-        lo = a.times.min() - 0.25 * a.window
-        hi = a.times.max() + 0.25 * a.window
+        lo = min(a.times.min(), a.window_end - a.window) - 0.1 * a.window
+        hi = max(a.times.max(), a.window_end) + 0.25 * a.window
         grid = np.union1d(np.linspace(lo, hi, points), admitted)  # the steps, exactly
         count = (np.searchsorted(admitted, grid, side="right")
                  - np.searchsorted(admitted, grid - a.window, side="right"))
@@ -195,7 +195,7 @@ def plot(attacks, *, points: int = 2000):
                      f"({a.factor:.3g}x nominal)", loc="left")
         ax.set_ylim(-0.1 * a.bound, 1.15 * a.bound)
         ax.set_ylabel("requests")
-    axes[0, 0].legend(loc="upper left", ncol=3)
     axes[-1, 0].set_xlabel("time (s)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="upper right", ncol=3)
     return fig
