@@ -19,6 +19,27 @@ from ..traces.population import Population
 
 DEFAULT_QUANTILES = (0.9, 0.99, 0.999)
 SYNTHETIC_LIMIT = 100.0
+POPULATION_HELP = {
+    "sources": "number of sources",
+    "requests": "total requests (volumes are scaled to add up to it)",
+    "duration_s": "seconds the population spans",
+    "seed": "seed of the plan and of every chunk",
+    "volume_sigma": "sigma of the lognormal per-source volume",
+    "human": "share of sources browsing (sessions of page views)",
+    "app": "share of bursty application sources (on/off)",
+    "bot": "share of periodic bots",
+    "abuser": "share of abusive sources (floods in attack periods)",
+    "abuser_volume": "volume multiplier of abusive sources",
+    "page_requests": "mean requests per page view",
+    "object_gap_s": "mean gap between requests of one page",
+    "session_s": "mean browsing session",
+    "human_duty": "share of time a human source is in a session",
+    "app_on_s": "mean on period of an app", "app_off_s": "mean off period of an app",
+    "bot_jitter_s": "bots are late by up to this",
+    "bot_aligned": "share of bots firing on the calendar grid (cron at :00)",
+    "abuser_on_s": "mean attack period", "abuser_off_s": "mean pause between attacks",
+    "chunk_requests": "about this many requests per chunk (memory per worker)",
+}
 
 
 def add(sub) -> None:
@@ -54,7 +75,8 @@ def add(sub) -> None:
     for f in fields(Population):
         kind = int if isinstance(getattr(defaults, f.name), int) else float
         g.add_argument(f"--{f.name.replace('_', '-')}", dest=f"pop_{f.name}", type=kind,
-                       default=getattr(defaults, f.name), metavar=kind.__name__.upper())
+                       default=getattr(defaults, f.name), metavar=kind.__name__.upper(),
+                       help=POPULATION_HELP.get(f.name, ""))
     p.set_defaults(func=run)
 
 

@@ -39,7 +39,8 @@ Where the numbers come from — honestly:
 * The behaviour mix (80% human, 12% app, 7.5% bot, 0.5% abusive sources) and every on/off
   period are assumptions, not measurements: no public source gives a per-source mix at this
   scale. Bot and abusive traffic is usually reported as a share of *requests* (tens of per
-  cent in industry bot reports), which the volume multiplier reproduces roughly, not exactly.
+  cent in industry bot reports); with ``abuser_volume = 100`` the 0.5% abusive sources send
+  about a third of all requests — an assumption in that range, not a fit.
 
 Every parameter is an option of :class:`Population` and of ``ratelab error-analysis``; change
 them and see how much the error figures move (the sensitivity section of notebook 05 does).

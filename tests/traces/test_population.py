@@ -73,3 +73,18 @@ def test_small_population_as_one_trace():
 def test_bad_parameters_are_named(param, value):
     with pytest.raises(ValueError, match=param):
         Population(**{param: value})
+
+
+@pytest.mark.parametrize("name, sigma", [("epa-http", 1.18), ("nasa-1995-08-01", 1.06)])
+def test_the_volume_spread_quoted_in_the_docs_is_the_recorded_traces(data_dir, name, sigma):
+    from ratelab import datasets
+
+    trace = datasets.load(name, progress=False, warn=False)
+    per_host = np.bincount(trace.key)
+    assert np.log(per_host[per_host > 0]).std() == pytest.approx(sigma, abs=0.005)
+
+
+def test_abusive_sources_send_about_a_third_of_the_requests():
+    behaviour, expected = Population().plan()
+    share = expected[behaviour == BEHAVIOURS.index("abuser")].sum() / expected.sum()
+    assert 0.25 < share < 0.40
