@@ -7,10 +7,11 @@ See :mod:`ratelab.analysis.error` for the two modes, :mod:`ratelab.analysis.wors
 the schedules that push each algorithm furthest past its limit.
 """
 
-from .error import (MODES, ErrorTally, analyse_sources, approximation_error, by_source,
+from .error import (MODES, ErrorTally, analyse_groups, analyse_sources, approximation_error,
+                    by_source, groups_table,
                     format_table,
                     peak_per_source, tally, thresholds)
 
 __all__ = ["MODES", "ErrorTally", "analyse_sources", "approximation_error", "by_source",
-           "format_table",
+           "format_table", "analyse_groups", "groups_table",
            "peak_per_source", "tally", "thresholds"]

@@ -177,6 +177,30 @@ class ErrorTally:
                 "modes": {m: _plain(self.summary(m)) for m in self.modes}}
 
 
+def groups_table(groups: dict, names=None) -> "pd.DataFrame":  # noqa: F821
+    """Where the wrong decisions are: one row per group of sources."""
+    import pandas as pd
+
+    rows = {}
+    total = {m: sum(int(t.per_mode[m].counts[kernels.FALSE_ALLOW]
+                        + t.per_mode[m].counts[kernels.FALSE_REJECT])
+                    for k, t in groups.items() if k not in ("over the threshold", "never over"))
+             for m in next(iter(groups.values())).modes}
+    requests = sum(t.requests for k, t in groups.items()
+                   if k not in ("over the threshold", "never over"))
+    for key, t in groups.items():
+        name = names[key] if names is not None and key in names else str(key)
+        row = {"sources": t.sources, "requests (%)": 100.0 * t.requests / requests,
+               "over the threshold": t.over}
+        for m in t.modes:
+            c = t.per_mode[m].counts
+            wrong = int(c[kernels.FALSE_ALLOW] + c[kernels.FALSE_REJECT])
+            row[f"wrong, {m}"] = wrong
+            row[f"share of all wrong, {m} (%)"] = 100.0 * wrong / total[m] if total[m] else 0.0
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
 def format_table(df) -> str:
     """The table as text: whole numbers with thousands separators, others to 4 figures."""
     def cell(v):
@@ -223,6 +247,34 @@ def analyse_sources(time: np.ndarray, starts: np.ndarray, limit: float, window: 
     tally.over = int(np.count_nonzero(peak > limit))
     tally.peak_max = int(peak.max()) if n_src else 0
     return tally
+
+
+def select_sources(time: np.ndarray, starts: np.ndarray, which: np.ndarray):
+    """(time, starts) of the sources where boolean `which` is True, in the same order."""
+    counts = np.diff(starts)
+    which = np.asarray(which, dtype=bool)
+    sub = np.zeros(int(which.sum()) + 1, np.int64)
+    np.cumsum(counts[which], out=sub[1:])
+    return time[np.repeat(which, counts)], sub
+
+
+def analyse_groups(time: np.ndarray, starts: np.ndarray, labels: np.ndarray, limit: float,
+                   window: float, modes: tuple[str, ...] = MODES) -> dict:
+    """One tally per distinct label (one label per source), plus the split by threshold.
+
+    Keys: each label, then "over the threshold" and "never over" (by the source's peak count
+    in a trailing window). The tallies of the labels add up to the tally of all sources, and
+    so do the two threshold groups.
+    """
+    window = positive("window", window)
+    labels = np.asarray(labels)
+    peak = kernels.peak_counts(np.ascontiguousarray(time, dtype=np.float64),
+                               np.ascontiguousarray(starts, dtype=np.int64), window)
+    groups = [(lab, labels == lab) for lab in np.unique(labels)]
+    groups += [("over the threshold", peak > limit), ("never over", peak <= limit)]
+    return {(lab.item() if hasattr(lab, "item") else lab):
+            analyse_sources(*select_sources(time, starts, sel), limit, window, modes)
+            for lab, sel in groups}
 
 
 def tally(trace, limit: float, window: float, mode: str = "both") -> ErrorTally:

@@ -12,7 +12,7 @@ import os
 
 from ..limiters.base import positive
 from ..traces.population import Population
-from .error import ErrorTally, analyse_sources, check_mode
+from .error import ErrorTally, analyse_groups, analyse_sources, check_mode
 
 _job: dict = {}
 
@@ -27,6 +27,12 @@ def _work(i: int) -> tuple[int, ErrorTally]:
     c = _job["pop"].chunk(i, plan=_job["plan"], bounds=_job["bounds"])
     return len(c), analyse_sources(c.time, c.starts, _job["limit"], _job["window"],
                                    _job["modes"])
+
+
+def _work_groups(i: int) -> tuple[int, dict]:
+    c = _job["pop"].chunk(i, plan=_job["plan"], bounds=_job["bounds"])
+    return len(c), analyse_groups(c.time, c.starts, c.behaviour, _job["limit"],
+                                  _job["window"], _job["modes"])
 
 
 def _warm(modes) -> None:
@@ -50,6 +56,32 @@ def analyse_population(pop: Population, limit: float, window: float, mode: str =
 
     The result does not depend on `workers` or on the order chunks finish in.
     """
+    return _run(pop, limit, window, mode, workers, progress, _work, ErrorTally(
+        positive("limit", limit), positive("window", window), check_mode(mode)))
+
+
+def population_groups(pop: Population, limit: float, window: float, mode: str = "both", *,
+                      workers: int | None = None, progress: bool = True) -> dict:
+    """Tallies per behaviour (keyed by name) and per side of the threshold (see
+    :func:`~ratelab.analysis.error.analyse_groups`): where the wrong decisions come from."""
+    from ..traces.population import BEHAVIOURS
+
+    groups = _run(pop, limit, window, mode, workers, progress, _work_groups, {})
+    order = [*range(len(BEHAVIOURS)), "over the threshold", "never over"]
+    return {(BEHAVIOURS[k] if isinstance(k, int) else k): groups[k] for k in order
+            if k in groups}
+
+
+def _add_groups(total: dict, part: dict) -> dict:
+    for k, t in part.items():
+        if k in total:
+            total[k].add(t)
+        else:
+            total[k] = t
+    return total
+
+
+def _run(pop, limit, window, mode, workers, progress, work, total):
     from tqdm.auto import tqdm
 
     limit, window = positive("limit", limit), positive("window", window)
@@ -58,14 +90,13 @@ def analyse_population(pop: Population, limit: float, window: float, mode: str =
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers!r}")
     n_chunks = pop.n_chunks
-    total = ErrorTally(limit, window, modes)
-    results: dict[int, ErrorTally] = {}
+    results: dict = {}
     with tqdm(total=pop.requests, unit="req", unit_scale=True, desc="error analysis",
               disable=not progress, leave=False, dynamic_ncols=True) as bar:
         if workers == 1 or n_chunks == 1:
             _setup(pop, limit, window, modes)
             for i in range(n_chunks):
-                n, t = _work(i)
+                n, t = work(i)
                 results[i] = t
                 bar.update(n)
         else:
@@ -74,11 +105,14 @@ def analyse_population(pop: Population, limit: float, window: float, mode: str =
             pool = (ctx or mp).Pool(workers, initializer=_setup,
                                     initargs=(pop, limit, window, modes))
             with pool:
-                for i, (n, t) in zip(range(n_chunks), pool.imap(_work, range(n_chunks))):
+                for i, (n, t) in zip(range(n_chunks), pool.imap(work, range(n_chunks))):
                     results[i] = t
                     bar.update(n)
     for i in range(n_chunks):  # add in chunk order: the same sums whatever finished first
-        total.add(results[i])
+        if isinstance(total, dict):
+            _add_groups(total, results[i])
+        else:
+            total.add(results[i])
     return total
 
 

@@ -207,3 +207,25 @@ def test_admission_mode_on_a_recorded_trace_is_the_reference_limiters(data_dir):
     s = tally(trace, 8, 60.0, "admission").summary("admission")
     assert s["false allows"] == int(np.sum(approx & ~exact)) > 0
     assert s["false rejects"] == int(np.sum(~approx & exact)) > 0
+
+
+def test_groups_add_up_to_the_whole_and_wrong_decisions_need_a_source_over():
+    from ratelab.analysis import analyse_groups, groups_table
+
+    rng = np.random.default_rng(5)
+    n = 6000
+    trace = Trace.from_arrays(np.sort(rng.uniform(0, 600, n)), rng.integers(0, 30, n))
+    time, starts, keys = by_source(trace)
+    labels = keys % 3
+    groups = analyse_groups(time, starts, labels, 9, 30.0)
+    whole = tally(trace, 9, 30.0)
+    for mode in ("estimate", "admission"):
+        w = whole.summary(mode)
+        for split in ([0, 1, 2], ["over the threshold", "never over"]):
+            assert sum(groups[g].summary(mode)["false allows"] for g in split) == w["false allows"]
+            assert sum(groups[g].requests for g in split) == w["requests"]
+        # a source that never exceeds the limit can be wrongly rejected, never wrongly allowed
+        assert groups["never over"].summary(mode)["false allows"] == 0
+    df = groups_table(groups)
+    assert df.loc["over the threshold", "sources"] == whole.over
+    assert df.loc[["0", "1", "2"], "share of all wrong, admission (%)"].sum() == pytest.approx(100)
