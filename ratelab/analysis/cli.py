@@ -150,6 +150,14 @@ def _workers() -> int:
 
 
 def _load(args):
+    """The trace to analyse; a missing file is a ValueError (reported without a traceback)."""
+    try:
+        return _read(args)
+    except FileNotFoundError as e:
+        raise ValueError(f"{'--dataset' if args.dataset else '--trace'}: {e}") from None
+
+
+def _read(args):
     if args.dataset:
         from .. import datasets
 

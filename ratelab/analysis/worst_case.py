@@ -20,6 +20,8 @@ sliding counter     L requests just before the end of window k (all admitted: wi
 token bucket        a full bucket emptied at t0 (capacity C), then a request whenever a token
                     arrives: (t0 - e, t0 - e + W] holds C + floor(rate x (W - e)). Bound
                     C + rate x W (the bucket holds C at the window's start and gains rate x W).
+gcra                the same decisions as a token bucket of capacity burst + 1, and the same
+                    schedule: burst + 1 + rate x W is its bound.
 """
 
 from __future__ import annotations
@@ -127,12 +129,22 @@ def token_bucket(capacity: int, rate: float, window: float) -> Attack:
                    rate * window, capacity + rate * window)
 
 
+def gcra(burst: int, rate: float, window: float) -> Attack:
+    """The token bucket's schedule against GCRA (burst + 1 at once, then one per period)."""
+    burst = whole("burst", burst, minimum=0)
+    a = token_bucket(burst + 1, rate, window)
+    return _attack("gcra", {"rate": a.params["rate"], "burst": burst},
+                   "take the whole burst, then each request as soon as the TAT allows",
+                   window, a.times, a.nominal, a.bound)
+
+
 def all_attacks(limit: int = 10, window: float = 60.0, capacity: int | None = None
                 ) -> list[Attack]:
-    """The four schedules at one limit: the token bucket at rate L / W and capacity L."""
+    """The schedules at one limit; token bucket and GCRA at rate L / W, capacity L."""
     capacity = limit if capacity is None else capacity
     return [fixed_window(limit, window), sliding_log(limit, window),
-            sliding_counter(limit, window), token_bucket(capacity, limit / window, window)]
+            sliding_counter(limit, window), token_bucket(capacity, limit / window, window),
+            gcra(capacity - 1, limit / window, window)]
 
 
 def table(attacks) -> "pd.DataFrame":  # noqa: F821

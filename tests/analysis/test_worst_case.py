@@ -58,4 +58,12 @@ def test_token_bucket_reaches_capacity_plus_rate_times_window(capacity, rate, wi
 def test_table_lists_the_four_algorithms():
     df = worst_case.table(worst_case.all_attacks(10, 60.0))
     assert df["x nominal"].to_dict() == {"fixed-window": 2.0, "sliding-window-log": 1.0,
-                                         "sliding-window-counter": 1.9, "token-bucket": 1.9}
+                                         "sliding-window-counter": 1.9, "token-bucket": 1.9,
+                                         "gcra": 1.9}
+
+
+@pytest.mark.parametrize("burst, rate, window", [(9, 10 / 60, 60.0), (2, 7.0, 1.0)])
+def test_gcra_is_the_token_bucket_of_capacity_burst_plus_one(burst, rate, window):
+    a = worst_case.gcra(burst, rate, window)
+    got = most_admitted("gcra", a.params, a.times, window)
+    assert got == a.admitted_max == worst_case.token_bucket(burst + 1, rate, window).admitted_max

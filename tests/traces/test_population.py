@@ -88,3 +88,27 @@ def test_abusive_sources_send_about_a_third_of_the_requests():
     behaviour, expected = Population().plan()
     share = expected[behaviour == BEHAVIOURS.index("abuser")].sum() / expected.sum()
     assert 0.25 < share < 0.40
+
+
+def _busy_windows(keys, times, n, duration, width=60.0):
+    """Share of (source, window) pairs with at least one request."""
+    pairs = np.unique(keys.astype(np.int64) * 10**6 + np.floor(times / width).astype(np.int64))
+    return len(pairs) / (n * duration / width)
+
+
+def test_population_on_off_is_the_process_of_the_generators():
+    """The population makes sources in time order itself (no sort), but the on/off process is
+    the one of ratelab.traces.generators.on_off: same counts, same spread, same burstiness."""
+    from ratelab.traces import generators
+    from ratelab.traces.population import _on_off_points
+
+    n, on, off, duration = 400, 30.0, 300.0, 7200.0
+    counts, times = _on_off_points(np.full(n, 0.5), on, off, duration, np.random.default_rng(1))
+    g = generators.on_off(0.5, on, off, duration, np.random.default_rng(2), n_sources=n)
+    gcounts = np.bincount(g.key, minlength=n)
+    assert counts.mean() == pytest.approx(0.5 * duration * on / (on + off), rel=0.05)
+    assert counts.mean() == pytest.approx(gcounts.mean(), rel=0.05)
+    assert counts.std() == pytest.approx(gcounts.std(), rel=0.15)
+    keys = np.repeat(np.arange(n), counts)
+    assert _busy_windows(keys, times, n, duration) == pytest.approx(
+        _busy_windows(g.key, g.time, n, duration), rel=0.05)
