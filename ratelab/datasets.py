@@ -25,6 +25,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .progress import bar
 from .traces.loaders import load_log
 from .traces.trace import Trace
 
@@ -202,16 +203,30 @@ def _by_hand(d: Dataset, dest: Path) -> str:
             f"{d.sha256}); or set {ENV} to a folder that already has it. Source: {d.source}.")
 
 
-def _content(d: Dataset, response) -> bytes:
+def _download(response, name: str, progress: bool) -> bytes:
+    """All of a response's bytes, with a bar when the download takes over a second."""
+    size = response.headers.get("Content-Length") if hasattr(response, "headers") else None
+    parts = []
+    with bar(int(size) if size else None, desc=name, unit="B", unit_scale=True,
+             progress=progress) as b:
+        for block in iter(lambda: response.read(1 << 16), b""):
+            parts.append(block)
+            b.update(len(block))
+    return b"".join(parts)
+
+
+def _content(d: Dataset, response, progress: bool = True) -> bytes:
     """The dataset's decompressed bytes from the downloaded stream."""
     if d.unpack == "zip":
-        with zipfile.ZipFile(io.BytesIO(response.read())) as z:
+        with zipfile.ZipFile(io.BytesIO(_download(response, d.name, progress))) as z:
             members = [m for m in z.namelist()
                        if not m.startswith("__MACOSX/") and not m.endswith("/")]
             if len(members) != 1:
                 raise ValueError(f"dataset {d.name}: expected one file in the zip, found "
                                  f"{members}")
             return z.read(members[0])
+    if d.unpack == "plain" and d.first_lines is None:
+        return _download(response, d.name, progress)
     stream = gzip.GzipFile(fileobj=response) if d.unpack == "gzip" else response
     if d.first_lines is None:
         return stream.read()
@@ -224,13 +239,14 @@ def _content(d: Dataset, response) -> bytes:
 
 
 def fetch(name: str | Dataset, dest: Path | str | None = None, *, timeout_s: float = 10.0,
-          force: bool = False) -> Path:
+          force: bool = False, progress: bool = True) -> Path:
     """Download the dataset from its public source, verify it, and save it gzipped in `dest`.
 
     `dest` defaults to $RATELAB_DATA, else data/. A file already there with the right sha256 is
     kept (unless `force`). Without a network this fails at once (ConnectionError) with the URL
     and where to put the file by hand; a download whose sha256 differs is not saved
-    (ValueError).
+    (ValueError); a folder that cannot be written is refused before downloading
+    (PermissionError). A slow download shows a progress bar unless `progress` is False.
     """
     d = get(name)
     dest = _destination(dest)
@@ -240,9 +256,13 @@ def fetch(name: str | Dataset, dest: Path | str | None = None, *, timeout_s: flo
             return verify(d, target)
         except ValueError:
             pass  # a wrong file: download it again
+    writable = dest if dest.exists() else next(p for p in dest.parents if p.exists())
+    if not os.access(writable, os.W_OK):
+        raise PermissionError(f"dataset {d.name}: cannot write in {writable}; "
+                              "give another folder (--dest, or set RATELAB_DATA)")
     try:
         with urllib.request.urlopen(d.url, timeout=timeout_s) as response:
-            content = _content(d, response)
+            content = _content(d, response, progress)
     except (urllib.error.URLError, OSError, TimeoutError) as e:
         reason = getattr(e, "reason", e)
         raise ConnectionError(f"dataset {d.name}: could not download {d.url} ({reason}). "
@@ -297,7 +317,7 @@ def run_cli(args) -> int:
             print(f"{verify(args.name)}: sha256 {get(args.name).sha256} ok")
         elif args.datasets_command == "fetch":
             print(fetch(args.name, args.dest, timeout_s=args.timeout, force=args.force))
-    except (FileNotFoundError, ConnectionError) as e:
+    except (FileNotFoundError, ConnectionError, PermissionError) as e:
         print(f"ratelab: error: {e}", file=sys.stderr)
         return 1
     return 0

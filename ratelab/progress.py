@@ -22,19 +22,22 @@ DELAY_S = 1.0
 
 
 def bar(total: float | None = None, *, desc: str | None = None, unit: str = "it",
-        unit_scale: bool = False, progress: bool = True, delay_s: float = DELAY_S):
-    """A tqdm bar (tqdm.auto) shown only after `delay_s` seconds; a silent one if not `progress`.
+        unit_scale: bool = False, progress: bool = True, delay_s: float | None = None):
+    """A tqdm bar (tqdm.auto) shown only after `delay_s` seconds (default DELAY_S); a silent
+    one if not `progress`.
 
     Use it as a context manager and call ``update(n)``; `total` may be None when unknown.
     """
     from tqdm.auto import tqdm
 
+    delay = DELAY_S if delay_s is None else delay_s
     return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit_scale,
-                disable=not progress, delay=delay_s, leave=False, dynamic_ncols=True)
+                disable=not progress, delay=delay, leave=False, dynamic_ncols=True)
 
 
 def track(items: Iterable[T], *, total: float | None = None, desc: str | None = None,
-          unit: str = "it", progress: bool = True, delay_s: float = DELAY_S) -> Iterator[T]:
+          unit: str = "it", progress: bool = True,
+          delay_s: float | None = None) -> Iterator[T]:
     """The items of `items`, one by one, with a bar that appears after `delay_s` seconds."""
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]

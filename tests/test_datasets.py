@@ -13,7 +13,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from ratelab import cli, datasets
+from ratelab import cli, datasets, metrics
 from ratelab.traces.loaders import LoadWarning
 
 # name: (requests, clients, out-of-order requests), as PROVENANCE.md counts them
@@ -52,6 +52,15 @@ def test_each_recorded_trace_loads_with_exact_counts(data, name):
     if back is not None:
         assert r.out_of_order == back
     assert bool(caught) == (not r.clean)  # warned exactly when something was out of order
+
+
+@pytest.mark.parametrize("name", ["epa-http", "nasa-1995-08-01"])
+def test_busiest_minute_agrees_with_the_rolling_count(data, name):
+    trace = datasets.load(name, progress=False, warn=False)
+    peak = metrics.max_in_window(trace, 60.0)
+    rolling = metrics.rolling_count(trace, 60.0, at=trace.time)
+    assert peak.count == rolling.max() and rolling[peak.end_s].max() == peak.count
+    assert peak.count == {"epa-http": 178, "nasa-1995-08-01": 166}[name]
 
 
 def test_epa_reports_its_15_late_lines(data):
@@ -162,6 +171,13 @@ def test_fetch_without_network_fails_at_once_naming_url_and_place(tmp_path):
     assert "http://ratelab-no-such-host.invalid/epa-http.zip" in str(e.value)
     assert str(tmp_path / "epa-http.txt.gz") in str(e.value)
     assert datasets.get("epa-http").sha256 in str(e.value)
+
+
+def test_fetch_refuses_a_folder_it_cannot_write(tmp_path, monkeypatch):
+    d = fake(tmp_path, "plain", LOG, LOG)
+    monkeypatch.setattr(datasets.os, "access", lambda p, mode: False)  # root may write anywhere
+    with pytest.raises(PermissionError, match=f"cannot write in {tmp_path}"):
+        datasets.fetch(d, tmp_path / "new" / "folder")
 
 
 def test_cli_list_and_path(data, capsys):

@@ -66,9 +66,8 @@ def to_trace(time: np.ndarray, key: np.ndarray, n_keys: int, kind: str, **meta) 
     """
     time = np.asarray(time, dtype=np.float64)
     key = np.asarray(key, dtype=np.int32)
-    if len(key) < 2 or np.all(key[1:] >= key[:-1]):  # built source by source: a stable sort
-        order = np.argsort(time, kind="stable")      # on time keeps ties in key order
-    else:
+    order = np.argsort(time)  # fast; decides ties arbitrarily, so ties are settled below
+    if len(time) > 1 and np.any(np.diff(time[order]) == 0):
         order = np.lexsort((key, time))
     return Trace(time[order], key[order], None, SourceNames(kind, n_keys),
                  {"generator": kind, **meta})
@@ -177,7 +176,7 @@ def on_off(rate_on_per_s, mean_on_s, mean_off_s, duration_s, rng: np.random.Gene
     # Each source's clock: 0 when it starts on; else it begins with an off period.
     starts_on = rng.random(n) < on / (on + off)
     clock = np.where(starts_on, 0.0, rng.exponential(off))
-    srcs, begins, ends = [], [], []
+    srcs, begins, ends = [np.empty(0, np.int64)], [np.empty(0)], [np.empty(0)]
     active = np.flatnonzero(clock < duration)
     while len(active):  # usually one round: enough cycles for nearly every source at once
         a_on, a_off = on[active], off[active]

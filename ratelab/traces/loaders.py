@@ -124,6 +124,19 @@ def detect_format(first_line: str) -> str:
     return "clf"
 
 
+def _sniff(path, lines: int = 20) -> str:
+    """The format most of the first `lines` non-blank lines look like (the first on a tie)."""
+    votes: dict[str, int] = {}
+    with open_text(path) as f:
+        for line in f:
+            if line.strip():
+                fmt = detect_format(line)
+                votes[fmt] = votes.get(fmt, 0) + 1
+                if sum(votes.values()) == lines:
+                    break
+    return max(votes, key=votes.get) if votes else "clf"
+
+
 # ---------------------------------------------------------------- one line of each format
 
 # host ident authuser [01/Jul/1995:00:00:01 -0400] "request" status bytes [anything]
@@ -168,13 +181,20 @@ class _ClfClock:
 
 def _clf_parser() -> Callable[[str], tuple[str, float] | None]:
     clock = _ClfClock()
+    last = ["", "", 0.0]  # stamp, zone and time of the line before: logs repeat seconds
 
     def parse(line: str):
         m = _CLF.match(line)
         if m is None:
             return None
-        t = clock(m.group(2), m.group(3))
-        return None if t is None else (m.group(1), t)
+        host, stamp, zone = m.group(1, 2, 3)
+        if stamp == last[0] and zone == last[1]:
+            return host, last[2]
+        t = clock(stamp, zone)
+        if t is None:
+            return None
+        last[:] = stamp, zone, t
+        return host, t
 
     return parse
 
@@ -219,7 +239,8 @@ def load_log(path, format: str = "auto", *, progress: bool = True, warn: bool = 
              epa_utc_offset_h: float = -4.0) -> Trace:
     """The requests of the log at `path` as a Trace keyed by host (names in key_names).
 
-    format        "clf" (Common or Combined), "epa", "nasa-tsv", or "auto" (from the first line)
+    format        "clf" (Common or Combined; "common" and "combined" say the same), "epa",
+                  "nasa-tsv", or "auto" (judged from the first line)
     progress      show a bar when loading takes over a second
     warn          warn (LoadWarning) when lines were malformed or out of order
     epa_*         the EPA format has only the day of the month: its month, year and UTC offset
@@ -228,6 +249,7 @@ def load_log(path, format: str = "auto", *, progress: bool = True, warn: bool = 
     Times are float seconds since the Unix epoch. The report is ``trace.meta["report"]``.
     """
     path = Path(path)
+    format = {"combined": "clf", "common": "clf"}.get(format, format)
     if format not in FORMATS + ("auto",):
         raise ValueError(f"format must be one of {', '.join(FORMATS)} or 'auto', "
                          f"got {format!r}")
@@ -236,9 +258,7 @@ def load_log(path, format: str = "auto", *, progress: bool = True, warn: bool = 
     if max_examples < 0:
         raise ValueError(f"max_examples must be >= 0, got {max_examples!r}")
 
-    with open_text(path) as f:
-        first = f.readline()
-    fmt = detect_format(first) if format == "auto" else format
+    fmt = _sniff(path) if format == "auto" else format
     parse = {"clf": _clf_parser,
              "epa": lambda: _epa_parser(epa_year, epa_month, epa_utc_offset_h * 3600),
              "nasa-tsv": _nasa_tsv_parser}[fmt]()

@@ -59,3 +59,21 @@ def test_policing_admits_what_a_token_bucket_admits():
 def test_mode_must_be_known():
     with pytest.raises(ValueError, match="mode"):
         LeakyBucket(rate=1, capacity=1, mode="drip")
+
+
+@pytest.mark.parametrize("rate, capacity", [(50, 100), (10, 20), (3, 7), (0.3, 4)])
+def test_a_shaper_of_capacity_c_takes_exactly_c_simultaneous_requests(rate, capacity):
+    b = LeakyBucket(rate=rate, capacity=capacity, mode="shape")
+    decisions = [b.allow("k", 7.0) for _ in range(capacity + 3)]
+    assert sum(d.allowed for d in decisions) == capacity
+    assert decisions[capacity - 1].remaining == 0
+    assert decisions[capacity - 1].delay == pytest.approx((capacity - 1) / rate)
+
+
+def test_shaping_and_policing_admit_the_same_requests():
+    import numpy as np
+
+    times = np.sort(np.random.default_rng(7).uniform(0, 20, 400))
+    shape, police = LeakyBucket(4, 6, mode="shape"), LeakyBucket(4, 6, mode="police")
+    assert [shape.allow("k", t).allowed for t in times] == \
+        [police.allow("k", t).allowed for t in times]

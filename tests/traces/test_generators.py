@@ -100,6 +100,11 @@ def test_on_off_many_sources_each_cover_the_span():
     assert np.all(last > 490)  # every source runs to the end of the span
 
 
+def test_on_off_source_silent_for_the_whole_span():
+    t = g.on_off(10.0, mean_on_s=1e-3, mean_off_s=1e6, duration_s=1.0, rng=rng(0))
+    assert len(t) == 0 and t.n_keys == 1
+
+
 def test_periodic_without_jitter_is_exact():
     t = g.periodic(60.0, 300, rng(), phase_s=5.0, per_tick=2)
     np.testing.assert_array_equal(t.time, np.repeat([5.0, 65.0, 125.0, 185.0, 245.0], 2))
@@ -173,3 +178,53 @@ def test_boundary_attack_later_boundary():
 def test_bad_parameters_are_named(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# ---------------------------------------------------------------- properties
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+rates = st.lists(st.floats(0.05, 20.0), min_size=1, max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rates, st.floats(0.5, 50.0), st.integers(0, 2**32 - 1))
+def test_every_generator_keeps_to_its_span_and_keys(rate, duration, seed):
+    n = len(rate)
+    for t in [g.poisson(rate, duration, rng(seed), start_s=-3.0),
+              g.on_off(rate, 0.5, 1.5, duration, rng(seed), start_s=-3.0),
+              g.periodic(1 / np.array(rate), duration, rng(seed), jitter_s=0.3, start_s=-3.0),
+              g.gentle(rate, duration, rng(seed), jitter=0.5, start_s=-3.0),
+              g.flood(rate, duration, start_s=-3.0)]:
+        assert np.all(np.diff(t.time) >= 0)
+        assert np.all((t.time >= -3.0) & (t.time < -3.0 + duration))
+        assert t.n_keys == n and np.all((t.key >= 0) & (t.key < n))
+
+
+@settings(max_examples=60, deadline=None)
+@given(rates, st.floats(0.5, 50.0), st.floats(0.0, 1.0))
+def test_flood_sends_exactly_what_fits(rate, duration, phase_frac):
+    rate = np.array(rate)
+    phase = phase_frac / rate
+    t = g.flood(rate, duration, phase_s=phase)
+    counts = np.bincount(t.key, minlength=len(rate))
+    # requests at phase + k / rate < duration, k = 0, 1, ...
+    want = [sum(1 for k in range(int(duration * r) + 2) if p + k / r < duration)
+            for r, p in zip(rate, phase)]
+    assert list(counts) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=8), st.integers(0, 2**32 - 1))
+def test_segment_helpers_match_a_loop(counts, seed):
+    counts = np.array(counts, dtype=np.int64)
+    values = rng(seed).random(int(counts.sum()))
+    seg, idx = g._segment_index(counts)
+    sums = g._segment_cumsum(values, counts)
+    pos = 0
+    for s, c in enumerate(counts):
+        assert list(seg[pos:pos + c]) == [s] * c and list(idx[pos:pos + c]) == list(range(c))
+        np.testing.assert_allclose(sums[pos:pos + c], np.cumsum(values[pos:pos + c]))
+        pos += c

@@ -143,3 +143,11 @@ def test_bad_arguments(tmp_path):
         load_log(write(tmp_path, "x.log", CLF), "json")
     with pytest.raises(FileNotFoundError, match="nothere"):
         load_log(tmp_path / "nothere.log")
+
+
+def test_auto_format_is_judged_by_most_of_the_first_lines(tmp_path):
+    lines = ["", "### junk", 'a [30:00:00:05] "GET / HTTP/1.0" 200 1',
+             'b [30:00:00:06] "GET / HTTP/1.0" 200 1']
+    t = load_quiet(write(tmp_path, "epa-ish.txt", lines))
+    r = t.meta["report"]
+    assert (r.format, r.requests, r.malformed) == ("epa", 2, 2)
