@@ -163,6 +163,19 @@ class ErrorTally:
             "limited, never over the threshold (false positives)": t.false_positives,
         }
 
+    def headline(self) -> dict:
+        """The figures Cloudflare quoted, on one line: sources over the threshold, % wrong per
+        mode, false negatives (and how far over the worst ran) and false positives — the last
+        three in the first mode tallied."""
+        out = {"limit": self.limit, "over": self.over}
+        for m in self.modes:
+            out[f"wrong, {m} (%)"] = self.summary(m)["wrong decisions (%)"]
+        s = self.summary(self.modes[0])
+        out["false neg."] = s["over the threshold, never limited (false negatives)"]
+        out["worst false neg. (% over)"] = s["false negatives: most above the threshold (%)"]
+        out["false pos."] = s["limited, never over the threshold (false positives)"]
+        return out
+
     def table(self) -> "pd.DataFrame":  # noqa: F821
         """The Cloudflare-style table: one row per figure, one column per mode."""
         import pandas as pd

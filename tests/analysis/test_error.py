@@ -229,3 +229,10 @@ def test_groups_add_up_to_the_whole_and_wrong_decisions_need_a_source_over():
     df = groups_table(groups)
     assert df.loc["over the threshold", "sources"] == whole.over
     assert df.loc[["0", "1", "2"], "share of all wrong, admission (%)"].sum() == pytest.approx(100)
+
+
+def test_headline_is_the_summary_on_one_line():
+    h = tally(two_sources(), 2, 1.0).headline()
+    assert h == {"limit": 2.0, "over": 1, "wrong, estimate (%)": 50.0,
+                 "wrong, admission (%)": 37.5, "false neg.": 1,
+                 "worst false neg. (% over)": 50.0, "false pos.": 1}
