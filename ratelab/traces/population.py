@@ -51,10 +51,14 @@ parallel. Randomness: the plan (behaviours and volumes of all N sources, a few M
 ``SeedSequence(seed, spawn_key=(0,))`` and chunk ``i`` from ``SeedSequence(seed,
 spawn_key=(1, i))``: each chunk is reproducible on its own, in any process, in any order.
 
-The processes are those of :mod:`ratelab.traces.generators` (Poisson, on/off, periodic with
-jitter, flood), but generated source by source in time order: a chunk comes out grouped by
-source with no sort at all, which is what makes 400 million requests affordable (sorting them
-costs more than analysing them).
+The on/off and periodic-with-jitter processes are those of :mod:`ratelab.traces.generators`
+(a test holds the on/off counts and burstiness to ``generators.on_off``'s), but generated
+source by source in time order: a chunk comes out grouped by source with no sort at all. The
+generators return time-sorted Traces, and sorting 400 million requests costs more than
+analysing them.
+
+Not modelled: rates are stationary over the day (no diurnal cycle), sources do not react to
+being limited (no retries, no back-off), and every request costs 1.
 """
 
 from __future__ import annotations
