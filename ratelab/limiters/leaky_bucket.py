@@ -76,10 +76,10 @@ class LeakyBucket(Limiter):
 
     def _shape(self, state: QueueState, now: float, cost: float):
         start = max(now, state.next_free)
-        backlog = (start - now) * self.rate  # units queued ahead of this request
+        backlog = self._units(start - now)  # units queued ahead of this request
         allowed = backlog + cost <= self.capacity
         next_free = start + cost / self.rate if allowed else state.next_free
-        after = (max(now, next_free) - now) * self.rate
+        after = self._units(max(now, next_free) - now)
         decision = Decision(
             allowed=allowed,
             limit=self.capacity,
@@ -90,10 +90,19 @@ class LeakyBucket(Limiter):
         )
         return decision, QueueState(next_free)
 
+    def _units(self, seconds: float) -> float:
+        """The queued units that `seconds` of work ahead stand for, to a billionth of a unit.
+
+        ``next_free`` grows by cost / rate per request, and float sums drift: 100 requests of
+        1/50 s read back as 99.00000000000001 units, which would turn away the 100th request
+        of a queue of 100. Rounding to 1e-9 units removes the drift and nothing else.
+        """
+        return round(seconds * self.rate, 9)
+
     def _inspect(self, state, now: float) -> dict:
         if self.mode == "police":
             level = max(0.0, state.level - max(0.0, now - state.last) * self.rate)
             return {"level": level, "capacity": self.capacity}
-        backlog = max(0.0, state.next_free - now) * self.rate
+        backlog = self._units(max(0.0, state.next_free - now))
         return {"queue": backlog, "next_free": max(now, state.next_free),
                 "capacity": self.capacity}
