@@ -25,6 +25,8 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.cli", "add_lab"),
     ("ratelab.cli", "add_notebooks"),
     ("ratelab.cli", "add_limiters"),
+    ("ratelab.index", "add_index"),
+    ("ratelab.widgets", "add_fps"),
 ]
 
 

@@ -548,3 +548,21 @@ def _fmt(v: Any) -> str:
     if isinstance(v, (list, tuple)):
         return f"[{len(v)} entries]"
     return str(v)
+
+
+# ---------------------------------------------------------------- ratelab fps
+
+
+def add_fps(sub) -> None:
+    p = sub.add_parser("fps", help="measure the live limiter's redraw rate (frames per second)")
+    p.add_argument("--frames", type=int, default=200, help="frames to draw per algorithm")
+    p.add_argument("--dt", type=float, default=0.05, help="virtual seconds per frame")
+    p.set_defaults(func=run_fps)
+
+
+def run_fps(args) -> int:
+    """Print, per registry algorithm, the frames per second of step + redraw."""
+    for name in NAMES:
+        fps = LiveLimiter(name).measure_fps(frames=args.frames, dt=args.dt)
+        print(f"{name:24} {fps:8.0f} frames/s")
+    return 0
