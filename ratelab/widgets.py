@@ -264,7 +264,7 @@ class LiveLimiter:
     def gentle(self, on: bool = True) -> None:
         """Switch the gentle stream (half the sustained rate, evenly spaced) on or off."""
         self._gentle = bool(on)
-        self._next_gentle = self.t
+        self._next_gentle = self.t if self._gentle else math.inf
         if self.gentle_button.value != self._gentle:
             self.gentle_button.value = self._gentle
 
@@ -279,7 +279,7 @@ class LiveLimiter:
         self._admitted: deque[float] = deque()
         self._rejected_times: deque[float] = deque()
         self._history: deque[tuple[float, int, float]] = deque()
-        self._next_gentle = 0.0
+        self._next_gentle = 0.0 if self._gentle else math.inf
         self._sample(self.t)
         self.redraw()
         return self.state
@@ -331,15 +331,26 @@ class LiveLimiter:
         self.reset()
 
     def _advance(self, until: float) -> None:
-        """Move virtual time to `until`, serving the gentle stream's arrivals on the way."""
-        if self._gentle:
-            gap = 1.0 / (0.5 * sustained_rate(self.limiter))
-            while self._next_gentle <= until:
+        """Move virtual time to `until`, serving the gentle stream's arrivals on the way.
+
+        The rolling count and the limiter's state are sampled on the way too — on a grid of
+        span_s / 240 and at each instant an admitted request leaves the trailing window — so
+        the chart shows them falling between requests, not only when the next one comes.
+        """
+        if until <= self.t:
+            return
+        res = self.span_s / 240
+        marks = [self.t + res * k for k in range(1, int((until - self.t) / res) + 1)]
+        marks += [a + self.window_s for a in self._admitted if self.t < a + self.window_s < until]
+        marks = sorted(m for m in marks if m < until) + [until]
+        gap = 1.0 / (0.5 * sustained_rate(self.limiter)) if self._gentle else math.inf
+        for mark in marks:
+            while self._next_gentle <= mark:
                 self.t = max(self.t, self._next_gentle)
                 self._request(self.t)
                 self._next_gentle += gap
-        self.t = max(self.t, until)
-        self._sample(self.t)
+            self.t = max(self.t, mark)
+            self._sample(self.t)
 
     def _request(self, at: float) -> None:
         d = self.limiter.allow(self.KEY, at)
@@ -375,26 +386,28 @@ class LiveLimiter:
         self.algorithm_box.observe(self._on_algorithm, names="value")
         self.knob_box = W.HBox(layout=W.Layout(flex_flow="row wrap"))
         self.knobs: dict[str, W.Widget] = {}
-        self.gentle_button = W.ToggleButton(description="gentle stream", icon="tint",
+        auto = W.Layout(width="auto")
+        self.gentle_button = W.ToggleButton(description="gentle stream", icon="tint", layout=auto,
                                             tooltip="half the sustained rate, evenly spaced")
         self.gentle_button.observe(lambda ch: self._safely(self.gentle, ch["new"]), names="value")
         self.flood_button = W.Button(description="flood", icon="bolt", button_style="danger",
+                                     layout=auto,
                                      tooltip="3 x the limit in 0.2 s")
         self.flood_button.on_click(lambda _: self._safely(self.flood))
         self.boundary_button = W.Button(description="time the boundary", icon="clock-o",
-                                        button_style="warning",
+                                        button_style="warning", layout=auto,
                                         tooltip="limit just before a window boundary, limit after")
         self.boundary_button.on_click(lambda _: self._safely(self.time_boundary))
-        self.reset_button = W.Button(description="reset", icon="refresh")
+        self.reset_button = W.Button(description="reset", icon="refresh", layout=auto)
         self.reset_button.on_click(lambda _: self._safely(self.reset))
-        self.play = W.Play(interval=50, max=10**9, description="play", show_repeat=False)
+        self.play = W.Play(interval=40, max=10**9, description="play", show_repeat=False)
         self.play.observe(lambda _: self._safely(self.tick), names="value")
         self.play.observe(self._on_playing, names="playing")
         self.speed = W.FloatSlider(value=speed, min=0.25, max=4.0, step=0.25,
                                    description="speed x", layout=W.Layout(width="220px"))
         self.gauge_bar = W.FloatProgress(min=0.0, max=1.0, bar_style="info",
                                          layout=W.Layout(width="260px"))
-        self.gauge_label = W.HTML()
+        self.gauge_label = W.HTML(layout=W.Layout(width="220px"))
         self.counters = W.HTML()
         self.chart = W.HTML()
         self.details = W.HTML()
@@ -402,7 +415,8 @@ class LiveLimiter:
             [W.HBox([self.algorithm_box, self.knob_box]),
              W.HBox([self.gentle_button, self.flood_button, self.boundary_button,
                      self.reset_button, self.play, self.speed]),
-             W.HBox([self.gauge_label, self.gauge_bar, self.counters]),
+             W.HBox([self.gauge_label, self.gauge_bar]),
+             self.counters,
              self.chart, self.details],
             layout=W.Layout(border="1px solid #ddd", padding="6px"))
         self.widget.add_class("ratelab-live")
@@ -453,8 +467,9 @@ class LiveLimiter:
         self._trim(self.t)
         info = self.limiter.inspect(self.KEY, self.t)
         label, value, ceiling = gauge(info, self.limiter)
-        self.gauge_bar.max = max(ceiling, 1e-9)
-        self.gauge_bar.value = min(max(value, 0.0), self.gauge_bar.max)
+        with self.gauge_bar.hold_sync():  # one message for both
+            self.gauge_bar.max = max(ceiling, 1e-9)
+            self.gauge_bar.value = min(max(value, 0.0), self.gauge_bar.max)
         self.gauge_label.value = (f"<span class='ratelab-gauge'><b>{label}</b> "
                                   f"{value:.2f} / {ceiling:g}</span>")
         self.counters.value = self._counters_html()
@@ -483,7 +498,8 @@ class LiveLimiter:
 
     def _chart_svg(self, width: int = 640, height: int = 180) -> str:
         """The last `span_s` seconds as an inline SVG: ticks, rolling count, own counter, limit."""
-        t1, t0 = self.t, self.t - self.span_s
+        t0 = max(0.0, self.t - self.span_s)  # the chart fills from the left, then scrolls
+        t1 = t0 + self.span_s
         limit = float(self.limiter.limit)
         top = max(2.2 * limit, self.max_rolling * 1.1, self.max_own * 1.1, 1.0)
         pad_l, pad_b, ticks = 34, 18, 14
@@ -509,7 +525,7 @@ class LiveLimiter:
                 pts.append((h[0], h[i]))
                 prev = h
             if prev is not None:
-                pts.append((t1, prev[i]))
+                pts.append((self.t, prev[i]))
             return " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in pts)
 
         marks = "".join(
@@ -530,15 +546,18 @@ class LiveLimiter:
             f"{marks}{axis}{xt}"
             f"<line x1='{pad_l}' x2='{width - 4}' y1='{y(limit):.1f}' y2='{y(limit):.1f}' "
             f"stroke='{COLORS['limit']}' stroke-dasharray='5,4'/>"
+            f"<polyline fill='none' stroke='{COLORS['admitted']}' stroke-width='3' "
+            f"stroke-opacity='0.8' points='{step_path(1)}'/>"
             f"<polyline fill='none' stroke='{COLORS['estimate']}' stroke-width='1.5' "
             f"points='{step_path(2)}'/>"
-            f"<polyline fill='none' stroke='{COLORS['admitted']}' stroke-width='2' "
-            f"points='{step_path(1)}'/>"
             f"<text x='{pad_l + 4}' y='{ticks + 10}' font-size='10' fill='{COLORS['admitted']}'>"
             f"admitted in the trailing {self.window_s:g} s</text>"
             f"<text x='{pad_l + 4}' y='{ticks + 22}' font-size='10' fill='{COLORS['estimate']}'>"
             f"the limiter's own counter</text>"
-            f"<text x='{width - 8}' y='{y(limit) - 3:.1f}' font-size='10' text-anchor='end'>"
+            f"<text x='{width - 8}' y='{ticks + 10}' font-size='10' text-anchor='end'>"
+            f"ticks: <tspan fill='{COLORS['admitted']}'>admitted</tspan> "
+            f"<tspan fill='{COLORS['rejected']}'>rejected</tspan></text>"
+            f"<text x='{pad_l + 4}' y='{y(limit) - 3:.1f}' font-size='10'>"
             f"limit {limit:g}</text></svg>")
 
 
