@@ -116,8 +116,6 @@ def test_live_limiter_in_jupyterlab(lab, browser):
     panel.scroll_into_view_if_needed()
 
     # the fixed window of 10 per second the notebook sets up, untouched so far
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    (SHOTS / "panel.html").write_text(panel.inner_html())
     expect(panel.locator(".ratelab-accepted")).to_have_text("0")
     button(panel, "flood").click()
     expect(panel.locator(".ratelab-rejected")).to_have_text("20")
