@@ -432,8 +432,19 @@ class LiveLimiter:
         self.knob_box.children = tuple(self.knobs.values())
 
     def _on_algorithm(self, change) -> None:
-        if not self._building:
-            self._safely(self._configure, change["new"], default_params(change["new"]))
+        if self._building:
+            return
+        try:
+            self._configure(change["new"], default_params(change["new"]))
+            self.message = ""
+        except ValueError as e:  # an algorithm whose knobs the panel cannot set: say so
+            self.message = str(e)
+            self._building = True
+            try:
+                self.algorithm_box.value = self.algorithm
+            finally:
+                self._building = False
+            self.redraw()
 
     def _on_knob(self, change) -> None:
         if self._building:

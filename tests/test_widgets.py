@@ -164,3 +164,13 @@ def test_measure_fps_uses_the_clock_it_is_given():
 def test_unknown_algorithm_is_a_value_error():
     with pytest.raises(ValueError, match="algorithm"):
         LiveLimiter("leaky-window")
+
+
+def test_an_algorithm_the_panel_cannot_build_is_reported(monkeypatch):
+    import ratelab.widgets as widgets
+
+    live = LiveLimiter("gcra", clock=ManualClock())
+    monkeypatch.setattr(widgets, "default_params", lambda name: {})  # no knobs: make() fails
+    live.algorithm_box.value = "token-bucket"
+    assert "token-bucket" in live.message
+    assert live.algorithm == "gcra" and live.algorithm_box.value == "gcra"
