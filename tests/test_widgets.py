@@ -2,8 +2,12 @@
 
 import re
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ratelab.bursts import trailing_count
 from ratelab.limiters import NAMES, make
 from ratelab.widgets import (KNOBS, LiveLimiter, ManualClock, default_params, knob_names,
                              own_count)
@@ -174,3 +178,46 @@ def test_an_algorithm_the_panel_cannot_build_is_reported(monkeypatch):
     live.algorithm_box.value = "token-bucket"
     assert "token-bucket" in live.message
     assert live.algorithm == "gcra" and live.algorithm_box.value == "gcra"
+
+
+ACTIONS = st.lists(st.one_of(
+    st.tuples(st.just("step"), st.floats(0.0, 2.0)),
+    st.tuples(st.just("flood"), st.integers(1, 40)),
+    st.tuples(st.just("boundary"), st.none()),
+    st.tuples(st.just("gentle"), st.booleans()),
+), max_size=8)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(NAMES), ACTIONS)
+def test_the_panel_reports_exactly_what_its_limiter_decided(name, actions):
+    live = LiveLimiter(name, clock=ManualClock())
+    log = []
+    allow = live.limiter.allow
+
+    def logged(key, now, cost=1):
+        d = allow(key, now, cost)
+        log.append((now, d.allowed))
+        return d
+
+    live.limiter.allow = logged
+    for action, arg in actions:
+        if action == "step":
+            live.step(arg)
+        elif action == "flood":
+            live.flood(n=arg)
+        elif action == "boundary":
+            live.time_boundary()
+        else:
+            live.gentle(arg)
+    s = live.state
+    times = np.array([t for t, _ in log])
+    allowed = np.array([ok for _, ok in log], dtype=bool)
+    assert np.all(np.diff(times) >= 0)  # virtual time never runs backwards
+    assert (s["accepted"], s["rejected"]) == (int(allowed.sum()), int((~allowed).sum()))
+    fresh = make(name, **live.limiter.params)  # the same requests on a fresh limiter
+    assert [fresh.allow("client", t).allowed for t in times] == allowed.tolist()
+    admitted = times[allowed]
+    assert s["rolling"] == int(np.sum(admitted > s["t"] - s["window_s"]))
+    assert s["max_rolling"] == (int(trailing_count(admitted, s["window_s"]).max())
+                                if len(admitted) else 0)
