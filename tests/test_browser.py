@@ -3,7 +3,8 @@
 The test copies the notebook to a temporary directory (so running it never rewrites the
 committed one), starts JupyterLab there, opens the notebook in Debian's chromium (Playwright is
 pointed at /usr/bin/chromium; nothing is downloaded), runs every cell, clicks the panel's
-*flood* and *time the boundary* buttons and reads the counters the page shows. It presses play
+*flood* and *time the boundary* buttons and reads the counters the page shows, swaps the
+algorithm in the dropdown and times the boundary again. It presses play
 and waits for virtual time to move, and saves a screenshot to artifacts/browser/.
 """
 
@@ -132,6 +133,15 @@ def test_live_limiter_in_jupyterlab(lab, browser):
     SHOTS.mkdir(parents=True, exist_ok=True)
     panel.screenshot(path=str(SHOTS / "04-live-limiter-boundary.png"))
 
+    # the dropdown swaps the algorithm: the sliding log holds the same train at the limit
+    panel.locator("select").first.select_option("sliding-window-log")
+    expect(panel.locator(".ratelab-accepted")).to_have_text("0")
+    button(panel, "time the boundary").click()
+    expect(panel.locator(".ratelab-rejected")).to_have_text("10")
+    assert counter(panel, "accepted") == "10"
+    assert counter(panel, "max-rolling") == "10"
+    expect(panel.locator(".ratelab-inspect")).to_contain_text("log = [10 entries]")
+
     # play drives virtual time from the browser (3 s of it); count the chart's redraws meanwhile
     page.evaluate("""() => {
         window.__frames = 0;
@@ -142,7 +152,7 @@ def test_live_limiter_in_jupyterlab(lab, browser):
     panel.locator(".widget-play button").first.click()
     start = time.monotonic()
     page.wait_for_function(
-        "() => parseFloat(document.querySelector('.ratelab-live .ratelab-t').innerText) > 5.1",
+        "() => parseFloat(document.querySelector('.ratelab-live .ratelab-t').innerText) > 5.2",
         timeout=30_000)
     frames = page.evaluate("window.__frames")
     elapsed = time.monotonic() - start
