@@ -99,9 +99,9 @@ def default_params(name: str) -> dict[str, Any]:
 def _control(param: str, value: Any) -> W.Widget:
     spec = KNOBS[param]
     style = {"description_width": "initial"}
-    layout = W.Layout(width="220px")
-    common = {"description": spec["description"], "style": style, "layout": layout,
-              "continuous_update": False}
+    if spec["kind"] in ("float", "int"):
+        common = {"description": spec["description"], "style": style,
+                  "layout": W.Layout(width="220px"), "continuous_update": False}
     if spec["kind"] == "float":
         return W.FloatSlider(value=float(value), min=spec["min"], max=spec["max"],
                              step=spec["step"], **common)
@@ -303,11 +303,19 @@ class LiveLimiter:
         probe = LiveLimiter(self.algorithm, clock=ManualClock(), span_s=self.span_s,
                             **self.limiter.params)
         probe.gentle(True)
-        start = clock.now()
-        for _ in range(frames):
-            probe.step(dt)
-        elapsed = clock.now() - start
+        try:
+            start = clock.now()
+            for _ in range(frames):
+                probe.step(dt)
+            elapsed = clock.now() - start
+        finally:
+            probe.close()
         return frames / elapsed if elapsed > 0 else math.inf
+
+    def close(self) -> None:
+        """Close the panel's widgets (a panel used only from code leaves nothing behind)."""
+        self.play.playing = False
+        _close_all(self.widget)
 
     def rolling_now(self) -> int:
         """Admitted requests in the trailing window (t - W, t]."""
@@ -325,7 +333,8 @@ class LiveLimiter:
         self._building = True
         try:
             self.algorithm_box.value = algorithm
-            self._make_knobs(algorithm, params)
+            if set(self.knobs) != {p for p in knob_names(algorithm) if p in KNOBS}:
+                self._make_knobs(algorithm, params)  # a new algorithm: its own knobs
         finally:
             self._building = False
         self.reset()
@@ -422,6 +431,8 @@ class LiveLimiter:
         self.widget.add_class("ratelab-live")
 
     def _make_knobs(self, algorithm: str, params: dict[str, Any]) -> None:
+        for control in self.knobs.values():
+            _close_all(control)
         self.knobs = {}
         for p in knob_names(algorithm):
             if p not in KNOBS:
@@ -570,6 +581,16 @@ class LiveLimiter:
             f"<tspan fill='{COLORS['rejected']}'>rejected</tspan></text>"
             f"<text x='{pad_l + 4}' y='{y(limit) - 3:.1f}' font-size='10'>"
             f"limit {limit:g}</text></svg>")
+
+
+def _close_all(widget: W.Widget) -> None:
+    """Close `widget`, its children, and their layout and style models."""
+    for child in getattr(widget, "children", ()):
+        _close_all(child)
+    for part in (getattr(widget, "layout", None), getattr(widget, "style", None)):
+        if isinstance(part, W.Widget):
+            part.close()
+    widget.close()
 
 
 def _fmt(v: Any) -> str:

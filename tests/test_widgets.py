@@ -221,3 +221,16 @@ def test_the_panel_reports_exactly_what_its_limiter_decided(name, actions):
     assert s["rolling"] == int(np.sum(admitted > s["t"] - s["window_s"]))
     assert s["max_rolling"] == (int(trailing_count(admitted, s["window_s"]).max())
                                 if len(admitted) else 0)
+
+
+def test_close_leaves_no_widgets_behind():
+    import ipywidgets
+
+    before = len(ipywidgets.widgets.widget._instances)
+    live = LiveLimiter("nginx", clock=ManualClock())
+    live.algorithm_box.value = "token-bucket"  # the nginx knobs are closed, new ones made
+    live.knobs["rate"].value = 7.0  # a knob change keeps the knobs
+    assert live.limiter.params["rate"] == 7.0
+    live.measure_fps(frames=3)
+    live.close()
+    assert len(ipywidgets.widgets.widget._instances) == before
