@@ -13,6 +13,8 @@ from typing import Any
 
 import redis
 from redis._parsers import _RESP2Parser
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from .errors import StoreError, StoreUnavailable
 
@@ -30,10 +32,13 @@ class RedisConnection:
 
     def __init__(self, url: str, name: str, timeout_s: float | None) -> None:
         self.name = name
-        self.client = redis.Redis.from_url(
-            url, single_connection_client=True, decode_responses=True, protocol=2,
-            parser_class=_FullTextParser, socket_timeout=timeout_s,
-            socket_connect_timeout=timeout_s)
+        try:  # a single-connection client connects at once
+            self.client = redis.Redis.from_url(
+                url, single_connection_client=True, decode_responses=True, protocol=2,
+                parser_class=_FullTextParser, socket_timeout=timeout_s,
+                socket_connect_timeout=timeout_s, retry=Retry(NoBackoff(), 0))
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
+            raise StoreUnavailable(str(e)) from e
         self.client.response_callbacks = {}
 
     def execute(self, *args: Any) -> Any:
