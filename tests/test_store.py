@@ -109,6 +109,8 @@ CASES = [
         (("EVAL", "return true", 0), 1), (("EVAL", "return false", 0), None),
         (("EVAL", "return ARGV[2] .. KEYS[1]", 1, "k", "a", "b"), "bk"),
         (("EVAL", "return redis.call('SET', KEYS[1], 3.5)", 1, "f"), "OK"), (("GET", "f"), "3.5"),
+        (("EVAL", "redis.call('SET', KEYS[1], 2.01)", 1, "f"), None),
+        (("GET", "f"), "2.0099999999999998"),          # numbers go to commands as %.17g
         (("EVAL", "return redis.status_reply('FINE')", 0), "FINE"),
         (("EVAL", "return redis.error_reply('MY oops')", 0), Err("MY oops")),
         (("EVAL", "return {1, redis.pcall('INCR', 'f')}", 0), [1, Err(INT)]),

@@ -665,13 +665,13 @@ def _is_table(x: Any) -> bool:
 
 
 def _lua_arg(x: Any) -> str:
-    """A redis.call argument from Lua: strings as they are, numbers as Lua prints them."""
+    """A redis.call argument from Lua: strings as they are, numbers as Redis 7 writes them (%.17g)."""
     if isinstance(x, bool) or x is None:
         raise TypeError(x)
     if isinstance(x, int):
         return str(x)
     if isinstance(x, float):
-        return "%.14g" % x
+        return "%.17g" % x
     if isinstance(x, (str, bytes)):
         return _arg(x)
     raise TypeError(x)
