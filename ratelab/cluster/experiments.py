@@ -114,9 +114,9 @@ def one_place_left(strategy: str, limit: int = 100, now: float = 0.5) -> Callabl
     return setup
 
 
-def exhaustive(strategy: str, clients: int = 2, limit: int = 100) -> dict:
+def exhaustive(strategy: str, clients: int = 2, limit: int = 100, **params) -> dict:
     """Every interleaving of `clients` requests when one place is left: how many over-admit."""
-    outcomes = interleavings(lambda: _strategy(strategy, limit, clients), clients,
+    outcomes = interleavings(lambda: _strategy(strategy, limit, clients, **params), clients,
                              setup=one_place_left(strategy, limit), counter_key="rl:0")
     bad = [o for o in outcomes if o.total_admitted > 1]
     return {"strategy": strategy, "clients": clients, "schedules": len(outcomes),

@@ -43,6 +43,12 @@ def swimlane(commands: Sequence[CommandRecord], decisions: Sequence[DecisionReco
         ax.plot([d.decided / unit_s], [y[f"g{d.gateway}"]], "s", color=mark, ms=7)
         ax.annotate("admit" if d.allowed else "reject", (d.decided / unit_s, y[f"g{d.gateway}"]),
                     xytext=(6, 4), textcoords="offset points", fontsize=7, color=mark)
+    times = [t for c in commands for t in (c.sent, c.arrived, c.executed, c.replied)
+             if t is not None] + [d.decided for d in decisions]
+    if times:
+        lo, hi = min(times) / unit_s, max(times) / unit_s
+        pad = 0.08 * (hi - lo or 1.0)
+        ax.set_xlim(lo - pad, hi + 2 * pad)
     ax.set_yticks([y_store, *y.values()], ["store", *y.keys()])
     ax.set_ylim(-1.0, len(lanes) + 0.6)
     ax.set_xlabel("time (ms)" if unit_s == 1e-3 else f"time (x {unit_s} s)")
