@@ -86,3 +86,16 @@ class _OneConn:
 
     def close(self):
         pass
+
+
+def test_a_paused_redis_gets_every_request_one_decision_by_policy(redis_url):
+    """CLIENT PAUSE holds every client for 300 ms; with a 50 ms timeout the threads decide by
+    policy, and admitted + failed-closed must add up to the requests exactly."""
+    store = RedisStore(redis_url, timeout_s=0.05)
+    lua = make_strategy("lua", limit=100, window_s=60, gateways=4)
+    lua.setup(store)
+    store.execute("CLIENT", "PAUSE", 300, "ALL")
+    r = run_threads(lua, store, 40, key="paused", fail_open=False, clock=lambda: 0.5,
+                    setup=False)
+    assert r.errors and r.admitted + len(r.errors) == 40
+    store.close()

@@ -187,13 +187,47 @@ def skew_error(skew_s: float, strategy: str = "lua", limit: int = 100, gateways:
 def outage(policy: dict[str, str], *, strategy: str = "lua", limit: int = 50,
            outage: tuple[float, float] = (2.0, 4.0), rate_per_s: float = 80.0,
            duration_s: float = 6.0, timeout_s: float = 0.05, seed: int = 0,
-           endpoints: Sequence[str] = ("login", "search")) -> Run:
-    """Steady traffic to `endpoints` over 1 s windows, the store down during `outage`, each
-    endpoint failing open or closed by `policy`."""
+           endpoints: Sequence[str] = ("login", "search"), users: int = 20) -> Run:
+    """Steady traffic from `users` users to `endpoints` (one counter per endpoint, 1 s
+    windows), the store down during `outage`, each endpoint failing open or closed by
+    `policy`. The same seed gives the same requests whatever the outage."""
     rng = np.random.default_rng(seed)
-    reqs = [replace(r, key=r.endpoint)
-            for r in steady(rate_per_s, duration_s, 2, rng, endpoints=endpoints)]
+    reqs = steady(rate_per_s, duration_s, 2, rng, endpoints=endpoints)
+    who = rng.integers(0, whole("users", users), len(reqs))
+    reqs = [replace(r, key=r.endpoint, client=f"u{u:02d}") for r, u in zip(reqs, who)]
     faults = Faults(outages=(outage,), timeout_s=timeout_s, policy=dict(policy))
     strat = make_strategy(strategy, limit=limit, window_s=1.0, gateways=2)
     return simulate(strat, reqs, faults=faults, latency=Latency("uniform", 0.0005, 0.002),
                     seed=seed)
+
+
+def outage_effect(policy: dict[str, str], outage: tuple[float, float] = (2.0, 4.0),
+                  limit: int = 50, **kwargs) -> dict:
+    """Per endpoint, what the outage did: admissions beyond the limit (summed over 1 s
+    windows: what slipped through), and requests failed closed that a healthy store would have
+    admitted (locked out) — with how many distinct users that was."""
+    broken = _outage_run(policy, outage=outage, limit=limit, **kwargs)
+    healthy = _outage_run(policy, outage=(-2.0, -1.0), limit=limit, **kwargs)
+    out = {}
+    for endpoint in sorted({d.endpoint for d in broken.decisions}):
+        per: dict[int, int] = {}
+        for d in broken.decisions:
+            if d.endpoint == endpoint and d.allowed:
+                per[math.floor(d.time)] = per.get(math.floor(d.time), 0) + 1
+        locked = [b for b, h in zip(broken.decisions, healthy.decisions)
+                  if b.endpoint == endpoint and b.how == "fail-closed" and h.allowed]
+        out[endpoint] = {
+            "policy": policy.get(endpoint, "open"),
+            "requests": sum(d.endpoint == endpoint for d in broken.decisions),
+            "failed_open": sum(d.endpoint == endpoint and d.how == "fail-open"
+                               for d in broken.decisions),
+            "failed_closed": sum(d.endpoint == endpoint and d.how == "fail-closed"
+                                 for d in broken.decisions),
+            "slipped_through": sum(max(0, n - limit) for n in per.values()),
+            "locked_out": len(locked),
+            "users_locked_out": len({b.client for b in locked}),
+        }
+    return out
+
+
+_outage_run = outage

@@ -40,14 +40,16 @@ class ThreadRun:
 def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
                 think_s: float = 0.0, clock: Callable[[], float] = time.time,
                 sleep: Callable[[float], None] = time.sleep,
-                fail_open: bool = False) -> ThreadRun:
+                fail_open: bool = False, setup: bool = True) -> ThreadRun:
     """Decide `requests` requests on `strategy.gateways` threads at once; count admissions.
 
     A store that fails mid-run decides by `fail_open`. Every request gets one decision.
+    `setup=False` skips ``strategy.setup`` (scripts already loaded).
     """
     requests = whole("requests", requests)
     think_s = non_negative("think_s", think_s)
-    strategy.setup(store.connect("setup"))
+    if setup:
+        strategy.setup(store.connect("setup"))
     work: queue.Queue[int] = queue.Queue()
     for i in range(requests):
         work.put(i)
@@ -57,15 +59,17 @@ def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
     start = threading.Barrier(strategy.gateways)
 
     def gateway(g: int) -> None:
-        conn = store.connect(f"g{g}")
+        conn = None
+        start.wait()
         try:
-            start.wait()
             while True:
                 try:
                     work.get_nowait()
                 except queue.Empty:
                     return
                 try:
+                    if conn is None:
+                        conn = store.connect(f"g{g}")
                     allowed = _drive(strategy.decide(g, key, clock()), conn, g, trips,
                                      think_s, sleep)
                 except StoreUnavailable as e:
@@ -73,7 +77,8 @@ def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
                     allowed = fail_open
                 admitted[g] += bool(allowed)
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
 
     threads = [threading.Thread(target=gateway, args=(g,), name=f"gateway-{g}")
                for g in range(strategy.gateways)]
