@@ -95,7 +95,8 @@ CASES = [
     ("transactions", [
         (("MULTI",), "OK"), (("INCR", "n"), "QUEUED"), (("SET", "s", "x"), "QUEUED"),
         (("INCR", "s"), "QUEUED"), (("EXEC",), [1, "OK", Err(INT)]),
-        (("EXEC",), Err("ERR EXEC without MULTI")), (("DISCARD",), Err("ERR DISCARD without MULTI")),
+        (("EXEC",), Err("ERR EXEC without MULTI")),
+        (("DISCARD",), Err("ERR DISCARD without MULTI")),
         (("MULTI",), "OK"), (("MULTI",), Err("ERR MULTI calls can not be nested")),
         (("GET",), Err("ERR wrong number of arguments for 'get' command")),
         (("INCR", "n"), "QUEUED"),
@@ -138,7 +139,8 @@ CASES = [
          Err("NOSCRIPT No matching script. Please use EVAL.")),
     ]),
     ("errors", [
-        (("NOSUCH", "a", "b"), Err("ERR unknown command 'NOSUCH', with args beginning with: 'a' 'b'")),
+        (("NOSUCH", "a", "b"),
+         Err("ERR unknown command 'NOSUCH', with args beginning with: 'a' 'b'")),
         (("PING",), "PONG"),
     ]),
 ]

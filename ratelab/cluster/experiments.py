@@ -178,7 +178,8 @@ def skew_error(skew_s: float, strategy: str = "lua", limit: int = 100, gateways:
     wrong = sum(math.floor(r.time) != math.floor(r.time + skews[r.gateway]) for r in reqs)
     per = [n for k, n in run.admitted_per_window().items() if 0 <= k < duration_s]
     return {"skew_s": skew_s, "wrong_window": wrong / len(reqs),
-            "worst_window": max(per), "mean_abs_error": float(np.mean([abs(n - limit) for n in per]))}
+            "worst_window": max(per),
+            "mean_abs_error": float(np.mean([abs(n - limit) for n in per]))}
 
 
 # ---------------------------------------------------------------- store faults

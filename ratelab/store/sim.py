@@ -174,7 +174,8 @@ local function run(f, keys, argv)
     __index = function(_, name)
       local v = base[name]
       if v == nil then
-        error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+        error("Script attempted to access nonexistent global variable '"
+              .. tostring(name) .. "'", 2)
       end
       return v
     end,
@@ -472,7 +473,8 @@ class SimStore:
             if ("NX" in flags and old is not None) or ("XX" in flags and old is None):
                 continue
             new = score + old if ("INCR" in flags and old is not None) else score
-            if old is not None and (("GT" in flags and new <= old) or ("LT" in flags and new >= old)):
+            if old is not None and (("GT" in flags and new <= old)
+                                    or ("LT" in flags and new >= old)):
                 continue
             z.add(member, new)
             result = new
@@ -552,7 +554,8 @@ class SimStore:
             items = items[::-1] if rev else items
             if limit is not None:
                 offset, count = limit
-                items = [] if offset < 0 else items[offset:] if count < 0 else items[offset:offset + count]
+                end = None if count < 0 else offset + count
+                items = [] if offset < 0 else items[offset:end]
         else:
             items = z.order[::-1] if rev else list(z.order)
             n = len(items)
@@ -665,7 +668,8 @@ def _is_table(x: Any) -> bool:
 
 
 def _lua_arg(x: Any) -> str:
-    """A redis.call argument from Lua: strings as they are, numbers as Redis 7 writes them (%.17g)."""
+    """A redis.call argument from Lua: strings as they are, numbers as Redis 7 writes them
+    (%.17g: 2.01 arrives as "2.0099999999999998")."""
     if isinstance(x, bool) or x is None:
         raise TypeError(x)
     if isinstance(x, int):
