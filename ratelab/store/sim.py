@@ -436,9 +436,9 @@ class SimStore:
         return added
 
     def cmd_hincrby(self, conn, key, field, by):
+        inc = parse_int(by)            # Redis reads the increment before the key
         h = self._get(key, dict)
         h = {} if h is None else h
-        inc = parse_int(by)
         n = parse_int(h[field], "ERR hash value is not an integer") if field in h else 0
         if not INT64_MIN <= n + inc <= INT64_MAX:
             raise StoreError(E.OVERFLOW)
@@ -689,6 +689,10 @@ def _from_lua(value: Any) -> Any:
     if value is True:
         return 1
     if isinstance(value, (int, float)):
+        # Redis casts the double to a 64-bit integer; on x86-64 a value out of range (or
+        # NaN) comes out as the smallest integer.
+        if not math.isfinite(value) or not INT64_MIN <= int(value) <= INT64_MAX:
+            return INT64_MIN
         return int(value)
     if isinstance(value, (str, bytes)):
         return _arg(value)
