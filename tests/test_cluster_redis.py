@@ -99,3 +99,14 @@ def test_a_paused_redis_gets_every_request_one_decision_by_policy(redis_url):
                     setup=False)
     assert r.errors and r.admitted + len(r.errors) == 40
     store.close()
+
+
+def test_per_gateway_counters_leak_on_real_threads_too(redis_url):
+    r = race("local", gateways=4, requests=800, limit=100, store=redis_url)
+    assert (r.admitted, r.round_trips_per_request) == (400, 0.0)
+
+
+def test_async_sync_on_real_threads_holds_near_the_limit_when_syncing_every_request(redis_url):
+    r = race("async", gateways=4, requests=400, limit=100, store=redis_url, think_s=0.001,
+             sync_interval_s=1e-6)
+    assert 100 <= r.admitted <= 100 + 4 and r.round_trips_per_request > 0.9

@@ -1,7 +1,7 @@
 """The same strategy programs on real threads, against a real store (a RedisStore).
 
-Each gateway is a thread with its own connection; it takes requests from a shared queue and
-runs the strategy's program, sending each command as it is yielded. `think_s` is a pause
+Each gateway is a thread with its own connection; requests are dealt to the gateways round
+robin, and each gateway runs the strategy's program for each of its requests, sending each command as it is yielded. `think_s` is a pause
 between a reply and the next command — the gap a busy gateway has between GET and INCR —
 which widens the window for races without changing what is sent.
 
@@ -11,7 +11,6 @@ This is the one place that reads real time, and it takes the clock it is given
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from dataclasses import dataclass
@@ -40,19 +39,21 @@ class ThreadRun:
 def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
                 think_s: float = 0.0, clock: Callable[[], float] = time.time,
                 sleep: Callable[[float], None] = time.sleep,
-                fail_open: bool = False, setup: bool = True) -> ThreadRun:
+                fail_open: bool = False, setup: bool = True,
+                sync_clock: Callable[[], float] = time.monotonic) -> ThreadRun:
     """Decide `requests` requests on `strategy.gateways` threads at once; count admissions.
 
     A store that fails mid-run decides by `fail_open`. Every request gets one decision.
-    `setup=False` skips ``strategy.setup`` (scripts already loaded).
+    `setup=False` skips ``strategy.setup`` (scripts already loaded). A strategy that syncs
+    in the background (``sync_interval_s``) syncs from its gateway's thread, between requests,
+    whenever `sync_clock` says the interval has passed.
     """
     requests = whole("requests", requests)
     think_s = non_negative("think_s", think_s)
     if setup:
         strategy.setup(store.connect("setup"))
-    work: queue.Queue[int] = queue.Queue()
-    for i in range(requests):
-        work.put(i)
+    # A round-robin load balancer: gateway g serves requests g, g + N, g + 2N, ...
+    share = [len(range(g, requests, strategy.gateways)) for g in range(strategy.gateways)]
     admitted = [0] * strategy.gateways
     trips = [0] * strategy.gateways
     errors: list[str] = []
@@ -61,15 +62,16 @@ def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
     def gateway(g: int) -> None:
         conn = None
         start.wait()
+        last_sync = sync_clock()
         try:
-            while True:
-                try:
-                    work.get_nowait()
-                except queue.Empty:
-                    return
+            for _ in range(share[g]):
                 try:
                     if conn is None:
                         conn = store.connect(f"g{g}")
+                    interval = strategy.sync_interval_s
+                    if interval and sync_clock() - last_sync >= interval:
+                        last_sync = sync_clock()
+                        _drive(strategy.sync(g, clock()), conn, g, trips, think_s, sleep)
                     allowed = _drive(strategy.decide(g, key, clock()), conn, g, trips,
                                      think_s, sleep)
                 except StoreUnavailable as e:
