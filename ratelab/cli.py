@@ -26,18 +26,23 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.cli", "add_notebooks"),
     ("ratelab.cli", "add_limiters"),
     ("ratelab.cluster.cli", "add_race"),
+    ("ratelab.datasets", "add_cli"),
+    ("ratelab.clients", "add_storm"),
+    ("ratelab.queueing", "add_burst"),
 ]
 
 
 def add_lab(sub) -> None:
-    p = sub.add_parser("lab", help="open the notebooks in JupyterLab")
-    p.add_argument("lab_args", nargs=argparse.REMAINDER, help="passed on to jupyter lab")
-    p.set_defaults(func=run_lab)
+    p = sub.add_parser("lab", help="open the notebooks in JupyterLab",
+                       description="Any further options are passed on to jupyter lab.")
+    p.set_defaults(func=run_lab, passes_extra_args=True)
 
 
 def run_lab(args) -> int:
     """Start JupyterLab on notebooks/ (the simulated store is the default: no server needed)."""
-    cmd = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={NOTEBOOKS}", *args.lab_args]
+    cmd = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={NOTEBOOKS}", *args.extra]
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in cmd:
+        cmd.append("--allow-root")  # containers and CI machines often run as root
     return subprocess.call(cmd)
 
 
@@ -95,7 +100,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ratelab`` console command."""
-    args = parser().parse_args(argv)
+    p = parser()
+    args, extra = p.parse_known_args(argv)
+    if extra and not getattr(args, "passes_extra_args", False):
+        p.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra
     if not getattr(args, "func", None):
         parser().print_help()
         return 0

@@ -22,21 +22,21 @@ MODES = ("police", "shape")
 
 @dataclass(frozen=True, slots=True)
 class MeterState:
-    """Water in the bucket, as of time `last`."""
+    """Water in the bucket — the units of work queued — as of time `last`."""
 
     level: float
     last: Seconds
 
 
-@dataclass(frozen=True, slots=True)
-class QueueState:
-    """The earliest time the next admitted request can leave (the queue is empty before)."""
-
-    next_free: Seconds
-
-
 class LeakyBucket(Limiter):
-    """Keyed leaky bucket leaking `rate` units per second from a bucket of `capacity` units."""
+    """Keyed leaky bucket leaking `rate` units per second from a bucket of `capacity` units.
+
+    Both modes keep the same meter — the water level, which for the shaper is the work queued
+    ahead — so both admit the same requests; the shaper also says how long each waits:
+    ``level / rate``. Keeping the level (not a "next free" time that grows by cost/rate per
+    request) keeps a burst exact: 100 simultaneous requests are 100 units, not a float sum of
+    100 periods that reads back as 99.00000000000001.
+    """
 
     name = "leaky-bucket"
 
@@ -53,16 +53,15 @@ class LeakyBucket(Limiter):
     def params(self) -> dict:
         return {"rate": self.rate, "capacity": self.capacity, "mode": self.mode}
 
-    def _initial(self, now: float):
-        return MeterState(0.0, now) if self.mode == "police" else QueueState(now)
+    def _initial(self, now: float) -> MeterState:
+        return MeterState(0.0, now)
 
-    def _check(self, state, now: float, cost: float):
-        if self.mode == "police":
-            return self._police(state, now, cost)
-        return self._shape(state, now, cost)
+    def _level(self, state: MeterState, now: float) -> float:
+        """The water left at `now` after leaking since `state.last`."""
+        return max(0.0, state.level - max(0.0, now - state.last) * self.rate)
 
-    def _police(self, state: MeterState, now: float, cost: float):
-        level = max(0.0, state.level - max(0.0, now - state.last) * self.rate)
+    def _check(self, state: MeterState, now: float, cost: float):
+        level = self._level(state, now)
         allowed = level + cost <= self.capacity
         after = level + cost if allowed else level
         decision = Decision(
@@ -71,29 +70,13 @@ class LeakyBucket(Limiter):
             remaining=int(math.floor(self.capacity - after)),
             retry_after=0.0 if allowed else (level + cost - self.capacity) / self.rate,
             reset_after=after / self.rate,
+            # the shaper serves the queue first: `level` units ahead at `rate` per second
+            delay=level / self.rate if allowed and self.mode == "shape" else 0.0,
         )
         return decision, MeterState(after, now)
 
-    def _shape(self, state: QueueState, now: float, cost: float):
-        start = max(now, state.next_free)
-        backlog = (start - now) * self.rate  # units queued ahead of this request
-        allowed = backlog + cost <= self.capacity
-        next_free = start + cost / self.rate if allowed else state.next_free
-        after = (max(now, next_free) - now) * self.rate
-        decision = Decision(
-            allowed=allowed,
-            limit=self.capacity,
-            remaining=int(math.floor(self.capacity - after)),
-            retry_after=0.0 if allowed else (backlog + cost - self.capacity) / self.rate,
-            reset_after=after / self.rate,
-            delay=start - now if allowed else 0.0,
-        )
-        return decision, QueueState(next_free)
-
-    def _inspect(self, state, now: float) -> dict:
+    def _inspect(self, state: MeterState, now: float) -> dict:
+        level = self._level(state, now)
         if self.mode == "police":
-            level = max(0.0, state.level - max(0.0, now - state.last) * self.rate)
             return {"level": level, "capacity": self.capacity}
-        backlog = max(0.0, state.next_free - now) * self.rate
-        return {"queue": backlog, "next_free": max(now, state.next_free),
-                "capacity": self.capacity}
+        return {"queue": level, "next_free": now + level / self.rate, "capacity": self.capacity}

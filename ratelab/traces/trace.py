@@ -171,10 +171,25 @@ class Trace:
 
 
 def merge(traces: Sequence[Trace]) -> Trace:
-    """One trace from several whose key ids are disjoint, sorted stably by time."""
+    """One trace from several whose key ids are disjoint, sorted stably by time.
+
+    When every trace has key names, the result names each key after the trace it came from
+    (so generated sources numbered with ``key_offset`` keep their names).
+    """
     time = np.concatenate([t.time for t in traces])
     key = np.concatenate([t.key for t in traces])
     cost = (None if all(t.cost is None for t in traces)
             else np.concatenate([t.costs for t in traces]))
     order = np.argsort(time, kind="stable")
-    return Trace(time[order], key[order], None if cost is None else cost[order])
+    names = None
+    if traces and all(t.key_names is not None for t in traces):
+        # An id no request uses is named by the shortest name list that reaches it (traces
+        # numbered with key_offset own the ids just below their length); a used id by its trace.
+        names, done = [], 0
+        for t in sorted(traces, key=lambda t: t.n_keys):
+            names += [t.name_of(k) for k in range(done, t.n_keys)]
+            done = max(done, t.n_keys)
+        for t in traces:
+            for k in np.unique(t.key).tolist():
+                names[k] = t.name_of(k)
+    return Trace(time[order], key[order], None if cost is None else cost[order], names)

@@ -1,0 +1,47 @@
+"""Progress bars for long work: a tqdm bar that appears only once the work has run ~1 s.
+
+Every loop that may run longer than a second (loading a log, replaying a trace, a population
+analysis) takes ``progress: bool = True`` and wraps its work in :func:`bar` or :func:`track`.
+Quick calls show nothing; slow ones show a bar — a widget in a notebook, text in a terminal
+(``tqdm.auto`` picks). ``progress=False`` turns it off, as a notebook cell whose output is
+checked must (a bar is not deterministic output).
+
+    >>> with bar(total=3, desc="work", progress=False) as b:
+    ...     for _ in range(3):
+    ...         b.update(1)
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
+
+DELAY_S = 1.0
+"""Seconds of work before a bar is shown at all."""
+
+
+def bar(total: float | None = None, *, desc: str | None = None, unit: str = "it",
+        unit_scale: bool = False, progress: bool = True, delay_s: float | None = None):
+    """A tqdm bar (tqdm.auto) shown only after `delay_s` seconds (default DELAY_S); a silent
+    one if not `progress`.
+
+    Use it as a context manager and call ``update(n)``; `total` may be None when unknown.
+    """
+    from tqdm.auto import tqdm
+
+    delay = DELAY_S if delay_s is None else delay_s
+    return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit_scale,
+                disable=not progress, delay=delay, leave=False, dynamic_ncols=True)
+
+
+def track(items: Iterable[T], *, total: float | None = None, desc: str | None = None,
+          unit: str = "it", progress: bool = True,
+          delay_s: float | None = None) -> Iterator[T]:
+    """The items of `items`, one by one, with a bar that appears after `delay_s` seconds."""
+    if total is None and hasattr(items, "__len__"):
+        total = len(items)  # type: ignore[arg-type]
+    with bar(total, desc=desc, unit=unit, progress=progress, delay_s=delay_s) as b:
+        for item in items:
+            yield item
+            b.update(1)

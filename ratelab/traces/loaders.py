@@ -1,0 +1,313 @@
+"""Loaders for real HTTP logs: Common Log Format (and Combined), ITA EPA-HTTP, NASA TSV.
+
+Each reads a file (gzip or plain: it looks at the first bytes, not the name) into a
+:class:`~ratelab.traces.Trace` keyed by client host, times in float seconds since the Unix
+epoch. Nothing is dropped quietly:
+
+* a line that does not parse is **malformed**: counted, its first few examples kept (line number
+  and text), and left out of the trace;
+* a request earlier than the one on the line before is **out of order**: counted, its first
+  few examples kept, and the trace is sorted stably (ties keep file order).
+
+The tally is a :class:`LoadReport` in ``trace.meta["report"]``; when anything was malformed or
+out of order the loader also warns (:class:`LoadWarning`) with the same text.
+
+    >>> trace = load_log("NASA_access_log_Jul95.gz")          # doctest: +SKIP
+    >>> print(trace.meta["report"])                          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import calendar
+import gzip
+import io
+import os
+import re
+import warnings
+from array import array
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+from ..progress import bar
+from .trace import Trace
+
+__all__ = ["load_log", "LoadReport", "LoadWarning", "FORMATS", "detect_format", "open_text"]
+
+FORMATS = ("clf", "epa", "nasa-tsv")
+"""clf: Common Log Format or Combined; epa: ITA EPA-HTTP; nasa-tsv: the NASA-HTTP TSV."""
+
+NASA_TSV_HEADER = ["host", "logname", "time", "method", "url", "response", "bytes"]
+
+
+class LoadWarning(UserWarning):
+    """A log had malformed lines or out-of-order timestamps (the text says how many)."""
+
+
+@dataclass
+class LoadReport:
+    """What a loader found in a log: lines, requests, clients, and every irregularity counted.
+
+    lines          lines read, header and blank lines included
+    requests       lines parsed into requests (the trace's length)
+    malformed      lines that did not parse (blank lines among them), left out of the trace
+    out_of_order   requests earlier than the request on the line before them
+    *_examples     the first few: (line number, text) and (line number, time, time before)
+    """
+
+    source: str
+    format: str
+    lines: int = 0
+    requests: int = 0
+    clients: int = 0
+    header: bool = False
+    malformed: int = 0
+    malformed_examples: list[tuple[int, str]] = field(default_factory=list)
+    out_of_order: int = 0
+    out_of_order_examples: list[tuple[int, float, float]] = field(default_factory=list)
+    first_time: float | None = None
+    last_time: float | None = None
+
+    @property
+    def clean(self) -> bool:
+        """True when no line was malformed and no request was out of order."""
+        return self.malformed == 0 and self.out_of_order == 0
+
+    def __str__(self) -> str:
+        out = [f"{self.source} ({self.format}): {self.requests:,} requests from "
+               f"{self.clients:,} clients in {self.lines:,} lines"]
+        if self.malformed:
+            out.append(f"  {self.malformed:,} malformed lines left out, first:")
+            out += [f"    line {n}: {text[:120]!r}" for n, text in self.malformed_examples]
+        if self.out_of_order:
+            out.append(f"  {self.out_of_order:,} requests out of order (sorted stably), first:")
+            out += [f"    line {n}: {_utc(t)}, {before - t:g} s before the line above"
+                    for n, t, before in self.out_of_order_examples]
+        return "\n".join(out)
+
+
+def _utc(t: float) -> str:
+    """Seconds since the epoch as 'YYYY-MM-DD HH:MM:SS UTC'."""
+    return str(np.datetime64(int(t), "s")).replace("T", " ") + " UTC"
+
+
+# ---------------------------------------------------------------- opening files
+
+
+@contextmanager
+def open_text(path) -> Iterator[io.TextIOBase]:
+    """The file at `path` as text (latin-1, so every byte reads), gunzipped if it is gzip.
+
+    The text stream's ``raw`` attribute is the file on disk (its ``tell()`` is how far the
+    reading has gone, for a progress bar).
+    """
+    with open(path, "rb") as raw:
+        gz = raw.peek(2)[:2] == b"\x1f\x8b"
+        binary = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+        text = io.TextIOWrapper(binary, encoding="latin-1", newline="")
+        text.raw_file = raw  # type: ignore[attr-defined]
+        try:
+            yield text
+        finally:
+            text.close()
+
+
+def detect_format(first_line: str) -> str:
+    """The format of a log, judged by its first line: "nasa-tsv", "epa" or "clf"."""
+    if first_line.rstrip("\r\n").split("\t")[:7] == NASA_TSV_HEADER or "\t" in first_line:
+        return "nasa-tsv"
+    if _EPA.match(first_line):
+        return "epa"
+    return "clf"
+
+
+def _sniff(path, lines: int = 20) -> str:
+    """The format most of the first `lines` non-blank lines look like (the first on a tie)."""
+    votes: dict[str, int] = {}
+    with open_text(path) as f:
+        for line in f:
+            if line.strip():
+                fmt = detect_format(line)
+                votes[fmt] = votes.get(fmt, 0) + 1
+                if sum(votes.values()) == lines:
+                    break
+    return max(votes, key=votes.get) if votes else "clf"
+
+
+# ---------------------------------------------------------------- one line of each format
+
+# host ident authuser [01/Jul/1995:00:00:01 -0400] "request" status bytes [anything]
+# The request may hold quotes (the shortest string that lets the rest match is taken);
+# Combined's referer and user agent, or any other trailing fields, are read past, not parsed.
+_CLF = re.compile(r'(\S+) \S+ \S+ \[(\d\d/\w\w\w/\d{4}:\d\d:\d\d:\d\d) ([+-]\d{4})\] '
+                  r'"(.*?)" (\d{3}) (\d+|-)(?:\s.*)?$')
+# host [DD:HH:MM:SS] "request" status [bytes]  (some lines have no bytes field)
+_EPA = re.compile(r'(\S+) \[(\d\d):(\d\d):(\d\d):(\d\d)\] "(.*)" (\d{3})(?: (\d+|-))?\s*$')
+
+_MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
+
+
+class _ClfClock:
+    """Seconds since the epoch for CLF stamps, with each day and zone worked out once."""
+
+    def __init__(self) -> None:
+        self.days: dict[str, int] = {}
+        self.zones: dict[str, int] = {}
+
+    def __call__(self, stamp: str, zone: str) -> float | None:
+        day = self.days.get(stamp[:11])
+        if day is None:
+            try:
+                d, mon, y = stamp[:11].split("/")
+                day = calendar.timegm((int(y), _MONTHS[mon], int(d), 0, 0, 0))
+                if not 1 <= int(d) <= calendar.monthrange(int(y), _MONTHS[mon])[1]:
+                    return None
+            except (KeyError, ValueError):
+                return None
+            self.days[stamp[:11]] = day
+        off = self.zones.get(zone)
+        if off is None:
+            sign = -1 if zone[0] == "-" else 1
+            off = sign * (int(zone[1:3]) * 3600 + int(zone[3:5]) * 60)
+            self.zones[zone] = off
+        h, m, s = int(stamp[12:14]), int(stamp[15:17]), int(stamp[18:20])
+        if h > 23 or m > 59 or s > 60:
+            return None
+        return float(day + h * 3600 + m * 60 + s - off)
+
+
+def _clf_parser() -> Callable[[str], tuple[str, float] | None]:
+    clock = _ClfClock()
+    last = ["", "", 0.0]  # stamp, zone and time of the line before: logs repeat seconds
+
+    def parse(line: str):
+        m = _CLF.match(line)
+        if m is None:
+            return None
+        host, stamp, zone = m.group(1, 2, 3)
+        if stamp == last[0] and zone == last[1]:
+            return host, last[2]
+        t = clock(stamp, zone)
+        if t is None:
+            return None
+        last[:] = stamp, zone, t
+        return host, t
+
+    return parse
+
+
+def _epa_parser(year: int, month: int, utc_offset_s: float):
+    base = calendar.timegm((year, month, 1, 0, 0, 0)) - utc_offset_s - 86400
+    days = calendar.monthrange(year, month)[1]
+
+    def parse(line: str):
+        m = _EPA.match(line)
+        if m is None:
+            return None
+        d, h, mi, s = int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5))
+        if not (1 <= d <= days and h <= 23 and mi <= 59 and s <= 60):
+            return None
+        return m.group(1), float(base + d * 86400 + h * 3600 + mi * 60 + s)
+
+    return parse
+
+
+def _nasa_tsv_parser():
+    def parse(line: str):
+        f = line.rstrip("\r\n").split("\t")
+        if len(f) < 7 or any(f[7:]) or not f[0]:
+            return None
+        try:
+            t = int(f[2])
+            int(f[5])
+            int(f[6])
+        except ValueError:
+            return None
+        return f[0], float(t)
+
+    return parse
+
+
+# ---------------------------------------------------------------- the loader
+
+
+def load_log(path, format: str = "auto", *, progress: bool = True, warn: bool = True,
+             max_examples: int = 5, epa_year: int = 1995, epa_month: int = 8,
+             epa_utc_offset_h: float = -4.0) -> Trace:
+    """The requests of the log at `path` as a Trace keyed by host (names in key_names).
+
+    format        "clf" (Common or Combined; "common" and "combined" say the same), "epa",
+                  "nasa-tsv", or "auto" (judged from the first line)
+    progress      show a bar when loading takes over a second
+    warn          warn (LoadWarning) when lines were malformed or out of order
+    epa_*         the EPA format has only the day of the month: its month, year and UTC offset
+                  (August 1995, EDT = UTC−4)
+
+    Times are float seconds since the Unix epoch. The report is ``trace.meta["report"]``.
+    """
+    path = Path(path)
+    format = {"combined": "clf", "common": "clf"}.get(format, format)
+    if format not in FORMATS + ("auto",):
+        raise ValueError(f"format must be one of {', '.join(FORMATS)} or 'auto', "
+                         f"got {format!r}")
+    if not path.is_file():
+        raise FileNotFoundError(f"no log file at {path}")
+    if max_examples < 0:
+        raise ValueError(f"max_examples must be >= 0, got {max_examples!r}")
+
+    fmt = _sniff(path) if format == "auto" else format
+    parse = {"clf": _clf_parser,
+             "epa": lambda: _epa_parser(epa_year, epa_month, epa_utc_offset_h * 3600),
+             "nasa-tsv": _nasa_tsv_parser}[fmt]()
+    report = LoadReport(source=path.name, format=fmt)
+
+    times = array("d")
+    keys = array("i")
+    line_no = array("l")
+    hosts: dict[str, int] = {}
+    size = os.path.getsize(path)
+    with open_text(path) as f, bar(size, desc=path.name, unit="B", unit_scale=True,
+                                   progress=progress) as b:
+        raw = f.raw_file  # type: ignore[attr-defined]
+        n = 0
+        for n, line in enumerate(f, start=1):
+            if n == 1 and fmt == "nasa-tsv" and line.rstrip("\r\n").split("\t")[:7] \
+                    == NASA_TSV_HEADER:
+                report.header = True
+                continue
+            got = parse(line)
+            if got is None:
+                report.malformed += 1
+                if len(report.malformed_examples) < max_examples:
+                    report.malformed_examples.append((n, line.rstrip("\r\n")))
+                continue
+            host, t = got
+            times.append(t)
+            keys.append(hosts.setdefault(host, len(hosts)))
+            line_no.append(n)
+            if n % 16384 == 0:
+                b.update(raw.tell() - b.n)
+        report.lines = n
+        b.update(size - b.n)
+
+    time = np.frombuffer(times, dtype=np.float64)
+    key = np.frombuffer(keys, dtype=np.int32)
+    back = np.flatnonzero(np.diff(time) < 0) + 1
+    report.out_of_order = len(back)
+    lines = np.frombuffer(line_no, dtype=np.int64 if line_no.itemsize == 8 else np.int32)
+    report.out_of_order_examples = [(int(lines[i]), float(time[i]), float(time[i - 1]))
+                                    for i in back[:max_examples]]
+    if len(back):
+        order = np.argsort(time, kind="stable")
+        time, key = time[order], key[order]
+    report.requests, report.clients = len(time), len(hosts)
+    if len(time):
+        report.first_time, report.last_time = float(time[0]), float(time[-1])
+    if warn and not report.clean:
+        warnings.warn(str(report), LoadWarning, stacklevel=2)
+    return Trace(time.copy(), key.copy(), None, list(hosts),
+                 {"report": report, "out_of_order": report.out_of_order, "source": str(path),
+                  "format": fmt})

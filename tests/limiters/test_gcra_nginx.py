@@ -1,0 +1,123 @@
+"""GCRA (redis-cell's form) and the model of nginx's limit_req, on made-up timelines."""
+
+import pytest
+
+from ratelab.limiters import GCRA, NginxLimitReq, TokenBucket
+from timeline import Step, run
+
+
+def test_gcra_takes_burst_plus_one_then_one_per_period():
+    run(GCRA(rate=2, burst=2), [
+        Step(0.0, True, remaining=2, reset_after=0.5),
+        Step(0.0, True, remaining=1),
+        Step(0.0, True, remaining=0, reset_after=1.5),
+        Step(0.0, False, retry_after=0.5, remaining=0),
+        Step(0.4, False, retry_after=0.1),
+        Step(0.5, True, remaining=0),
+        Step(5.0, True, remaining=2),
+    ])
+
+
+def test_gcra_rejections_do_not_move_the_tat():
+    g = GCRA(rate=1, burst=0)
+    assert g.allow("k", 0.0).allowed
+    for t in (0.1, 0.5, 0.9):
+        assert not g.allow("k", t).allowed
+    assert g.inspect("k", 0.9)["tat"] == pytest.approx(1.0)
+    assert g.allow("k", 1.0).allowed
+
+
+def test_nginx_delays_a_burst_by_excess_over_rate():
+    run(NginxLimitReq(rate=2, burst=2), [
+        Step(0.0, True, delay=0.0),            # a new node: excess 0
+        Step(0.0, True, delay=0.5),            # excess 1000 -> 1000 * 1000 / 2000 ms
+        Step(0.0, True, delay=1.0, remaining=0),
+        Step(0.0, False, retry_after=0.5),     # excess would be 3000 > burst 2000
+        Step(0.5, True, delay=1.0),            # 2000 - 1000 + 1000
+    ])
+
+
+def test_nginx_nodelay_and_delay_n():
+    run(NginxLimitReq(rate=2, burst=2, nodelay=True), [
+        Step(0.0, True, delay=0.0), Step(0.0, True, delay=0.0), Step(0.0, True, delay=0.0),
+        Step(0.0, False),
+    ])
+    run(NginxLimitReq(rate=2, burst=2, delay=1), [
+        Step(0.0, True, delay=0.0), Step(0.0, True, delay=0.0),  # excess 1000 <= delay 1000
+        Step(0.0, True, delay=0.5),                               # (2000 - 1000) / 2 per ms
+        Step(0.0, False),
+    ])
+
+
+def test_nginx_truncates_the_drain_below_one_request_per_second():
+    """30 r/m is 500 thousandths per second: a 1-ms step drains 500 * 1 // 1000 = 0.
+
+    So nginx with nodelay is a token bucket of capacity burst + 1 only approximately at
+    rates below 1 r/s: eleven requests 1 ms apart lose the 5 ms of drain a bucket keeps.
+    """
+    nginx = NginxLimitReq(rate=0.5, burst=10, nodelay=True)
+    bucket = TokenBucket(rate=0.5, capacity=11)
+    assert nginx.rate_milli == 500
+    for ms in range(11):
+        assert nginx.allow("k", ms / 1000).allowed and bucket.allow("k", ms / 1000).allowed
+    assert nginx.inspect("k", 0.010)["excess"] == 10.0       # nothing drained
+    assert bucket.inspect("k", 0.010)["tokens"] == pytest.approx(0.005)
+    assert bucket.allow("k", 2.005).allowed                  # the bucket has its token back
+    assert not nginx.allow("k", 2.005).allowed               # nginx needs 2000 ms after the last
+    assert nginx.allow("k", 2.010).allowed
+
+
+def test_nginx_burst_zero_admits_one_per_period():
+    run(NginxLimitReq(rate=1), [
+        Step(0.0, True), Step(0.5, False, retry_after=0.5), Step(1.0, True), Step(1.2, False),
+        Step(2.0, True),
+    ])
+
+
+def test_nginx_expires_idle_nodes_when_a_new_key_arrives():
+    n = NginxLimitReq(rate=1, burst=0)
+    n.allow("a", 0.0)
+    n.allow("c", 30.0)
+    n.allow("b", 61.0)  # new key: the LRU tail "a" has idled 61 s with nothing left -> deleted
+    assert not n.inspect("a", 61.0)["known"]
+    assert n.inspect("c", 61.0)["known"]  # idle only 31 s: kept (and the scan stops there)
+
+
+def test_nginx_rejected_requests_leave_the_state_alone():
+    n = NginxLimitReq(rate=1, burst=1)
+    n.allow("k", 0.0)
+    n.allow("k", 0.0)
+    before = n.inspect("k", 0.2)
+    assert not n.allow("k", 0.2).allowed
+    assert n.inspect("k", 0.2) == before
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    ({"rate": 1, "burst": 2, "nodelay": True, "delay": 1}, "exclusive"),
+    ({"rate": 1, "burst": 1, "delay": 2}, "delay"),
+    ({"rate": 0.0001}, "rate"),
+    ({"rate": 1, "burst": 1.5}, "burst"),
+])
+def test_nginx_bad_parameters(kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        NginxLimitReq(**kwargs)
+
+
+def test_nginx_counts_requests_not_costs():
+    with pytest.raises(ValueError, match="cost"):
+        NginxLimitReq(rate=1, burst=5).allow("k", 0.0, cost=2)
+
+
+@pytest.mark.parametrize("rate, burst", [(10, 19), (3, 5), (100, 99), (0.3, 7), (7, 0)])
+def test_gcra_takes_exactly_burst_plus_one_at_any_rate(rate, burst):
+    """Whole nanoseconds keep a TAT exact: in float seconds 0.1 added 20 times is not 2.0."""
+    g = GCRA(rate=rate, burst=burst)
+    assert sum(g.allow("k", 100.0).allowed for _ in range(burst + 5)) == burst + 1
+
+
+def test_gcra_counts_in_whole_nanoseconds_like_redis_cell():
+    g = GCRA(rate=3, burst=0)
+    assert g.period_ns == 333_333_333  # 1e9 / 3, truncated
+    assert g.allow("k", 0.0).allowed
+    assert not g.allow("k", 0.333333332).allowed
+    assert g.allow("k", 0.333333333).allowed

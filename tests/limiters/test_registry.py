@@ -1,0 +1,31 @@
+import subprocess
+import sys
+
+from ratelab.limiters import NAMES, make
+from test_properties import PARAMS
+
+
+def test_the_registry_names_every_algorithm():
+    assert NAMES == ("token-bucket", "leaky-bucket", "fixed-window", "sliding-window-log",
+                     "sliding-window-counter", "gcra", "nginx")
+    assert set(PARAMS) == set(NAMES)
+
+
+def test_params_rebuild_an_equal_limiter_and_clone_forgets_state():
+    for name in NAMES:
+        lim = make(name, **PARAMS[name])
+        assert make(name, **lim.params).params == lim.params
+        for _ in range(3):
+            lim.allow("k", 0.0)
+        assert not lim.allow("k", 0.0).allowed
+        assert lim.clone().allow("k", 0.0).allowed
+        lim.reset("k")
+        assert lim.allow("k", 0.0).allowed
+
+
+def test_import_ratelab_stays_light():
+    """Importing ratelab must not pull in the heavy machinery (numba, pandas, matplotlib)."""
+    code = ("import sys, ratelab; heavy = {'numba', 'pandas', 'matplotlib', 'simpy', 'lupa'}; "
+            "print(sorted(heavy & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

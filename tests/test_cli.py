@@ -1,0 +1,48 @@
+import subprocess
+import sys
+from pathlib import Path
+
+from ratelab.cli import main
+
+BIN = Path(sys.executable).parent
+
+
+def test_help_lists_the_commands(capsys):
+    try:
+        main(["--help"])
+    except SystemExit as e:
+        assert e.code == 0
+    out = capsys.readouterr().out
+    for command in ("lab", "notebooks", "limiters"):
+        assert command in out
+
+
+def test_limiters_lists_the_registry(capsys):
+    assert main(["limiters"]) == 0
+    out = capsys.readouterr().out
+    assert "sliding-window-counter" in out and "SlidingWindowCounter(limit" in out
+
+
+def test_the_console_script_is_installed():
+    out = subprocess.run([BIN / "ratelab", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("ratelab ")
+
+
+def test_lab_opens_jupyterlab_on_the_notebooks_and_passes_options_on(monkeypatch):
+    import ratelab.cli as cli
+
+    seen = {}
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd: seen.setdefault("cmd", cmd) and 0)
+    assert main(["lab", "--no-browser", "--port", "9999"]) == 0
+    cmd = seen["cmd"]
+    assert cmd[1:3] == ["-m", "jupyterlab"]
+    assert f"--notebook-dir={cli.NOTEBOOKS}" in cmd
+    assert cmd[cmd.index("--port") + 1] == "9999" and "--no-browser" in cmd
+
+
+def test_unknown_options_of_other_commands_are_errors(capsys):
+    try:
+        main(["limiters", "--bogus"])
+    except SystemExit as e:
+        assert e.code == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
