@@ -33,7 +33,7 @@ class Outcome:
         return sum(self.admitted)
 
 
-def _replay(strategy_factory, n_clients, schedule, setup, key, now, watch_key):
+def _replay(strategy_factory, n_clients, schedule, setup, key, now):
     store = SimStore()
     store.set_time(now)
     strategy = strategy_factory()
@@ -91,8 +91,7 @@ def interleavings(strategy_factory: Callable[[], Strategy], clients: int = 2, *,
     outcomes: list[Outcome] = []
 
     def explore(schedule: tuple[int, ...]) -> None:
-        store, results, steps = _replay(strategy_factory, clients, schedule, setup, key, now,
-                                        counter_key)
+        store, results, steps = _replay(strategy_factory, clients, schedule, setup, key, now)
         runnable = [i for i in range(clients) if results[i] is None]
         if not runnable:
             counter = store.execute("GET", counter_key) if counter_key else None

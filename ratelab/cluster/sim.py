@@ -257,6 +257,10 @@ def simulate(strategy: Strategy, requests: Iterable[Request], *, store: SimStore
              skew_s: Sequence[float] | None = None, seed: int = 0) -> Run:
     """Run every request through `strategy` in virtual time; return what happened.
 
+    store    the SimStore to run on (default: a fresh one); its clock becomes the simulation's.
+    latency  one-way network latency, drawn per trip.
+    faults   outages, stalls, the gateways' timeout and each endpoint's policy (default: none,
+             and gateways wait for ever).
     skew_s   per-gateway clock offset in seconds (a gateway sees true time + its skew).
     seed     seeds the latency draws; the same arguments give the same run.
     """

@@ -81,9 +81,8 @@ class LocalCounters(Strategy):
 
     name = "local"
 
-    def __init__(self, limit=100, window_s=1.0, gateways=1, share: float = 1.0) -> None:
+    def __init__(self, limit=100, window_s=1.0, gateways=1) -> None:
         super().__init__(limit, window_s, gateways)
-        self.share = share
         self._counts: dict[tuple[int, str], int] = {}
 
     def local_limit(self, gateway: int) -> int:
