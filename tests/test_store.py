@@ -319,3 +319,29 @@ def test_unreachable_redis_is_store_unavailable():
     s.url, s.timeout_s = f"redis://127.0.0.1:{free_port()}/0", 0.5
     with pytest.raises(StoreUnavailable):
         s.connect("x").execute("PING")
+
+
+LUA_ERRORS = [
+    "return redis.call('INCR', KEYS[1])",                          # a tail call
+    "local x = 1\nlocal y = redis.call('INCR', KEYS[1])\nreturn y",
+    "local a = 1\n\nreturn redis.call('INCR',\n KEYS[1])",
+    "local t = {}\nreturn t.x.y",
+    "error('boom')",
+    "return redis.call('HGET', KEYS[1])",
+    "return redis.call('SET', KEYS[1], {})",
+    "return nope",
+]
+
+
+@pytest.mark.parametrize("source", LUA_ERRORS)
+def test_lua_errors_read_the_same_on_both_stores(redis_url, source):
+    """The whole text, script sha and line included."""
+    texts = []
+    for store in (SimStore(), RedisStore(redis_url)):
+        store.execute("SET", "s", "abc")
+        with pytest.raises(StoreError) as e:
+            store.execute("EVAL", source, 1, "s")
+        texts.append(str(e.value))
+        store.close()
+    assert texts[0] == texts[1]
+    assert "@user_script:" in texts[0]
