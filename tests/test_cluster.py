@@ -88,7 +88,7 @@ def test_the_same_timing_with_an_atomic_strategy_admits_one(name):
     ("naive", 3, 66, 60),
     ("incr", 2, 2, 0), ("incr", 3, 6, 0),
     ("lua", 2, 2, 0), ("lua", 3, 6, 0),
-    ("lua-sliding", 3, 6, 0), ("lua-token-bucket", 3, 6, 0),
+    ("lua-sliding", 3, 6, 0), ("lua-token-bucket", 3, 6, 0), ("lua-sliding-log", 3, 6, 0),
     ("watch", 2, 20, 0),
 ])
 def test_exhaustive_interleaving_counts(name, clients, schedules, bad):
@@ -115,6 +115,7 @@ def test_interleavings_cover_every_order_once():
     ("local-split", 100, 0.0),
     ("incr", 100, 1.005),          # 200 INCRs + one PEXPIRE
     ("lua", 100, 1.0), ("lua-sliding", 100, 1.0), ("lua-token-bucket", 100, 1.0),
+    ("lua-sliding-log", 100, 1.0),
 ])
 def test_race_admitted_and_round_trips(name, admitted, rtt):
     r = race(name, gateways=4, requests=200, limit=100, seed=0)

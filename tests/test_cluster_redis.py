@@ -25,7 +25,7 @@ def test_naive_over_admits_under_real_concurrency_and_lua_never_does(redis_url):
             break
     assert max(naive) > 100, naive
     for attempt in range(3):
-        for name in ("lua", "incr", "lua-token-bucket"):
+        for name in ("lua", "incr", "lua-token-bucket", "lua-sliding-log"):
             r = race(name, gateways=16, requests=200, limit=100, store=redis_url,
                      think_s=0.002, seed=attempt)
             assert r.admitted == 100, (name, attempt, r)
@@ -39,14 +39,14 @@ def test_watch_with_retries_holds_the_limit_on_a_real_redis(redis_url):
 
 def test_the_lua_scripts_are_the_same_text_on_both_stores(redis_url):
     real, sim = RedisStore(redis_url), SimStore()
-    for name in ("fixed_window", "sliding_window", "token_bucket"):
+    for name in ("fixed_window", "sliding_window", "sliding_log", "token_bucket"):
         text = script(name)
         assert real.execute("SCRIPT", "LOAD", text) == sim.execute("SCRIPT", "LOAD", text)
     real.close()
 
 
 @pytest.mark.parametrize("name", ["naive", "incr", "lua", "lua-sliding", "lua-token-bucket",
-                                  "watch"])
+                                  "lua-sliding-log", "watch"])
 def test_one_gateway_in_sequence_decides_the_same_on_both_stores(redis_url, name):
     """Requests one at a time at made-up times: every decision and the live state must match."""
     times = [0.0, 0.1, 0.2, 0.3, 0.35, 0.9, 1.0, 1.05, 1.5, 1.95, 2.0, 2.01]
@@ -66,6 +66,7 @@ def test_one_gateway_in_sequence_decides_the_same_on_both_stores(redis_url, name
             decisions.append(run.admitted)
         # (earlier windows' keys have expired in virtual time, not yet in real time)
         counters = [store.execute("GET", k) for k in ("seq:2", "seq:tokens", "seq:ts")]
+        counters.append(store.execute("ZRANGE", "seq:log", 0, -1, "WITHSCORES"))
         out[label] = (decisions, counters)
     real.close()
     assert out["redis"] == out["sim"]

@@ -75,10 +75,11 @@ def race(strategy: str, gateways: int = 4, requests: int = 200, limit: int = 100
         real = RedisStore(store)
         try:
             key = f"ratelab:race:{strategy}:{seed}"
-            real.execute("DEL", f"{key}:0", f"{key}:-1", f"{key}:tokens", f"{key}:ts")
+            keys = [f"{key}:{k}" for k in ("0", "-1", "tokens", "ts", "log")]
+            real.execute("DEL", *keys)
             tr = run_threads(strat, real, requests, key=key, think_s=think_s,
                              clock=lambda: 0.5)
-            real.execute("DEL", f"{key}:0", f"{key}:-1", f"{key}:tokens", f"{key}:ts")
+            real.execute("DEL", *keys)
         finally:
             real.close()
         admitted, rtt = tr.admitted, tr.round_trips_per_request()
@@ -108,6 +109,9 @@ def one_place_left(strategy: str, limit: int = 100, now: float = 0.5) -> Callabl
         if strategy == "lua-token-bucket":
             store.execute("SET", "rl:tokens", "1")
             store.execute("SET", "rl:ts", repr(now))
+        elif strategy == "lua-sliding-log":
+            for i in range(limit - 1):
+                store.execute("ZADD", "rl:log", now - 0.001 * (i + 1), f"earlier:{i}")
         else:
             store.execute("SET", "rl:0", str(limit - 1))
 

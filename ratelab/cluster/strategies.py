@@ -21,6 +21,7 @@ All fixed windows are calendar-aligned, [kW, (k+1)W); admit iff count + cost <= 
 
 from __future__ import annotations
 
+import itertools
 import math
 from importlib import resources
 from typing import Any, Generator
@@ -32,7 +33,8 @@ Program = Generator[Any, Any, bool]
 
 
 def script(name: str) -> str:
-    """The text of the Lua script `name` (fixed_window, sliding_window, token_bucket)."""
+    """The text of the Lua script `name` (fixed_window, sliding_window, sliding_log,
+    token_bucket)."""
     return resources.files("ratelab.cluster").joinpath("lua", f"{name}.lua").read_text()
 
 
@@ -205,6 +207,24 @@ class LuaTokenBucket(_Lua):
         return allowed == 1
 
 
+class LuaSlidingLog(_Lua):
+    """Sliding window log in one Lua script over a sorted set (ZREMRANGEBYSCORE, ZCARD, ZADD):
+    exact trailing window (now - W, now]; each admitted request is one entry."""
+
+    name = "lua-sliding-log"
+    script_name = "sliding_log"
+
+    def __init__(self, limit=100, window_s=1.0, gateways=1) -> None:
+        super().__init__(limit, window_s, gateways)
+        self._ids = itertools.count()
+
+    def decide(self, gateway, key, now):
+        member = f"{gateway}:{next(self._ids)}"
+        allowed, _ = yield from self._eval([f"{key}:log"],
+                                           [self.limit, self.window_s, repr(float(now)), member])
+        return allowed == 1
+
+
 class WatchMulti(Strategy):
     """Optimistic: WATCH the counter, GET it, then MULTI / INCR / PEXPIRE / EXEC in one
     pipeline; EXEC returns nil when another client wrote the key first, and we retry.
@@ -282,7 +302,7 @@ class AsyncSync(Strategy):
 STRATEGIES: dict[str, type[Strategy]] = {
     cls.name: cls
     for cls in (LocalCounters, LocalSplit, Naive, IncrFirst, LuaFixedWindow, LuaSlidingWindow,
-                LuaTokenBucket, WatchMulti, AsyncSync)
+                LuaSlidingLog, LuaTokenBucket, WatchMulti, AsyncSync)
 }
 
 
