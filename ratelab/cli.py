@@ -25,6 +25,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.cli", "add_lab"),
     ("ratelab.cli", "add_notebooks"),
     ("ratelab.cli", "add_limiters"),
+    ("ratelab.cluster.cli", "add_race"),
     ("ratelab.datasets", "add_cli"),
     ("ratelab.clients", "add_storm"),
     ("ratelab.queueing", "add_burst"),
