@@ -12,9 +12,11 @@ Every limiter answers ``allow(key, now, cost=1)`` and ``peek(key, now, cost=1)``
 from __future__ import annotations
 
 from .base import Decision, Limiter
+from .concurrency import ConcurrencyLimiter, Lease
 from .fixed_window import FixedWindow
 from .gcra import GCRA
 from .leaky_bucket import LeakyBucket
+from .multi import MultiDecision, MultiKeyLimiter
 from .nginx import NginxLimitReq
 from .sliding_counter import SlidingWindowCounter
 from .sliding_log import SlidingWindowLog
@@ -42,4 +44,6 @@ def make(name: str, **params) -> Limiter:
 
 __all__ = ["Decision", "Limiter", "make", "NAMES", "REGISTRY", "TokenBucket", "BucketState",
            "take", "LeakyBucket", "FixedWindow", "SlidingWindowLog", "SlidingWindowCounter",
-           "GCRA", "NginxLimitReq"]
+           "GCRA", "NginxLimitReq",
+           # not in the registry: they answer other questions than allow(key, now, cost)
+           "MultiKeyLimiter", "MultiDecision", "ConcurrencyLimiter", "Lease"]
