@@ -25,9 +25,13 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.cli", "add_lab"),
     ("ratelab.cli", "add_notebooks"),
     ("ratelab.cli", "add_limiters"),
+    ("ratelab.cluster.cli", "add_race"),
     ("ratelab.datasets", "add_cli"),
     ("ratelab.clients", "add_storm"),
     ("ratelab.queueing", "add_burst"),
+    ("ratelab.index", "add_index"),
+    ("ratelab.widgets", "add_fps"),
+    ("ratelab.analysis.cli", "add"),
     ("ratelab.bench", "add_bench"),
 ]
 
@@ -62,10 +66,25 @@ def run_notebooks(args) -> int:
     for path in paths:
         print(f"executing {path.name} ...", flush=True)
         nb = nbformat.read(path, as_version=4)
-        NotebookClient(nb, timeout=args.timeout, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        client = type("Client", (NotebookClient,), {"handle_comm_msg": _forget_closed_widgets})
+        client(nb, timeout=args.timeout, kernel_name="python3",
+               resources={"metadata": {"path": str(path.parent)}}).execute()
         nbformat.write(nb, path)
     return 0
+
+
+def _forget_closed_widgets(client, outs, msg, cell_index) -> None:
+    """nbclient's comm handling, except that a widget closed in the kernel is not saved.
+
+    Widgets a notebook makes and closes again (panels used only from code) would otherwise
+    all be stored in the notebook's widget state.
+    """
+    from nbclient import NotebookClient
+
+    NotebookClient.handle_comm_msg(client, outs, msg, cell_index)
+    if msg["msg_type"] == "comm_close":
+        client.widget_state.pop(msg["content"]["comm_id"], None)
+        client.widget_buffers.pop(msg["content"]["comm_id"], None)
 
 
 def add_limiters(sub) -> None:

@@ -41,3 +41,85 @@ def use_style() -> None:
 def limit_line(ax, limit: float, label: str = "limit") -> None:
     """Draw the limit as a dashed horizontal line on `ax`."""
     ax.axhline(limit, color=COLORS["limit"], linestyle="--", linewidth=1, label=label)
+
+
+# ---------------------------------------------------------------- burst shapes
+
+
+def decisions_timeline(ax, times, allowed, *, departures=None, title: str | None = None):
+    """Arrivals, admitted and rejected requests on one timeline, as cumulative counts.
+
+    A vertical jump is a burst; a slope is a rate. With `departures` (arrival + delay of the
+    admitted requests, for shaping) a fourth, amber line shows when they are served.
+    Returns `ax`.
+    """
+    import numpy as np
+
+    times = np.asarray(times, dtype=float)
+    allowed = np.asarray(allowed, dtype=bool)
+
+    def cumulative(ts, color, label, **kw):
+        ts = np.sort(ts)
+        ax.step(np.concatenate([[times[0]] if len(times) else [], ts]),
+                np.arange(0, len(ts) + 1)[: len(ts) + 1], where="post", color=color,
+                label=f"{label} ({len(ts)})", **kw)
+
+    cumulative(times, COLORS["arrivals"], "arrivals", linewidth=2.5)
+    cumulative(times[allowed], COLORS["admitted"], "admitted", linewidth=1.8)
+    cumulative(times[~allowed], COLORS["rejected"], "rejected", linewidth=1.2)
+    if departures is not None:
+        cumulative(np.asarray(departures, dtype=float), COLORS["delayed"], "served",
+                   linewidth=1.2, linestyle="-.")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("requests so far")
+    if title:
+        ax.set_title(title)
+    ax.legend(loc="upper left")
+    return ax
+
+
+def state_over_time(ax, times, values, *, label: str, limit: float | None = None,
+                    limit_label: str = "capacity", title: str | None = None):
+    """An internal state (tokens, queue, window counter) over time, with its ceiling dashed.
+
+    Returns `ax`.
+    """
+    ax.plot(times, values, color=COLORS["state"], linewidth=1.5, label=label)
+    if limit is not None:
+        limit_line(ax, limit, label=limit_label)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(label)
+    ax.set_ylim(bottom=0)
+    if title:
+        ax.set_title(title)
+    ax.legend(loc="upper right")
+    return ax
+
+
+def rolling_count(ax, times, window_s: float, limit: float, *, counter=None,
+                  counter_label: str = "the limiter's own counter", title: str | None = None):
+    """The trailing-window count of `times` at each of them, against the limit line.
+
+    `counter` — (times, values) of the limiter's own count — is drawn beside it, so a window
+    that the limiter thinks is within the limit and a trailing window that is not can be told
+    apart at a glance. Returns `ax`.
+    """
+    import numpy as np
+
+    from .bursts import trailing_count
+
+    times = np.sort(np.asarray(times, dtype=float))
+    counts = trailing_count(times, window_s)
+    ax.step(times, counts, where="post", color=COLORS["admitted"], linewidth=1.8,
+            label=f"admitted in the trailing {window_s:g} s")
+    if counter is not None:
+        ax.step(counter[0], counter[1], where="post", color=COLORS["estimate"],
+                linewidth=1.2, linestyle="-", label=counter_label)
+    limit_line(ax, limit)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("requests")
+    ax.set_ylim(bottom=0)
+    if title:
+        ax.set_title(title)
+    ax.legend(loc="upper left")
+    return ax

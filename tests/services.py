@@ -81,3 +81,43 @@ def redis_server():
            "--appendonly", "no", "--protected-mode", "yes"]
     with running(cmd, port):
         yield f"redis://127.0.0.1:{port}/0"
+
+
+@contextmanager
+def nginx_server(http_conf: str, files: dict[str, str], tmp: Path):
+    """nginx (master off, foreground) on a free loopback port, in the prefix directory `tmp`.
+
+    `http_conf` is the inside of the http block, with ``{port}`` where the server listens and
+    ``{root}`` for the document root; `files` maps paths under the root to their content.
+    Yields the base URL. The error log is named with -e, so nginx never opens its default.
+    """
+    binary = need("nginx")
+    port = free_port()
+    root = tmp / "html"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    temp = tmp / "temp"
+    temp.mkdir(exist_ok=True)
+    body = http_conf.replace("{port}", str(port)).replace("{root}", str(root))
+    conf = tmp / "nginx.conf"
+    conf.write_text(f"""
+daemon off;
+master_process off;
+worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log notice;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {temp}/body;
+    proxy_temp_path {temp}/proxy;
+    fastcgi_temp_path {temp}/fastcgi;
+    uwsgi_temp_path {temp}/uwsgi;
+    scgi_temp_path {temp}/scgi;
+{body}
+}}
+""")
+    cmd = [binary, "-p", str(tmp), "-c", str(conf), "-e", str(tmp / "error.log")]
+    with running(cmd, port):
+        yield f"http://127.0.0.1:{port}"

@@ -1,0 +1,199 @@
+"""``ratelab error-analysis``: the sliding window counter against the exact log, as a table.
+
+    ratelab error-analysis --synthetic --sources 270000 --requests 400000000 \\
+        --limit 100 --window 60 --mode both
+    ratelab error-analysis --dataset epa-http --window 60          # limits at peak quantiles
+    ratelab error-analysis --trace access.log.gz --format clf --limit 300 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from dataclasses import fields
+
+from ..traces.population import Population
+
+DEFAULT_QUANTILES = (0.9, 0.99, 0.999)
+SYNTHETIC_LIMIT = 100.0
+POPULATION_HELP = {
+    "sources": "number of sources",
+    "requests": "total requests (volumes are scaled to add up to it)",
+    "duration_s": "seconds the population spans",
+    "seed": "seed of the plan and of every chunk",
+    "volume_sigma": "sigma of the lognormal per-source volume",
+    "human": "share of sources browsing (sessions of page views)",
+    "app": "share of bursty application sources (on/off)",
+    "bot": "share of periodic bots",
+    "abuser": "share of abusive sources (floods in attack periods)",
+    "abuser_volume": "volume multiplier of abusive sources",
+    "page_requests": "mean requests per page view",
+    "object_gap_s": "mean gap between requests of one page",
+    "session_s": "mean browsing session",
+    "human_duty": "share of time a human source is in a session",
+    "app_on_s": "mean on period of an app", "app_off_s": "mean off period of an app",
+    "bot_jitter_s": "bots are late by up to this",
+    "bot_aligned": "share of bots firing on the calendar grid (cron at :00)",
+    "abuser_on_s": "mean attack period", "abuser_off_s": "mean pause between attacks",
+    "chunk_requests": "about this many requests per chunk (memory per worker)",
+}
+
+
+def add(sub) -> None:
+    """Add the ``error-analysis`` subcommand."""
+    p = sub.add_parser(
+        "error-analysis",
+        help="compare the sliding window counter with the exact log (Cloudflare-style table)",
+        description="Compare the sliding window counter with the exact sliding log on the "
+                    "same requests, per source, in estimate mode (every request counts), "
+                    "admission mode (rejected requests do not count) or both.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--synthetic", action="store_true",
+                      help="a generated population, streamed in chunks of sources")
+    what.add_argument("--trace", metavar="FILE", help="an HTTP log (gzip or plain)")
+    what.add_argument("--dataset", metavar="NAME", help="a recorded trace of the registry")
+    p.add_argument("--format", choices=("auto", "clf", "epa", "nasa-tsv"), default="auto",
+                   help="log format of --trace")
+    p.add_argument("--limit", type=float, default=None,
+                   help="requests allowed per window per source (synthetic default 100; for "
+                        "a trace, default: the --quantiles of per-source peak counts)")
+    p.add_argument("--window", type=float, default=60.0, help="window length in seconds")
+    p.add_argument("--mode", choices=("estimate", "admission", "both"), default="both")
+    p.add_argument("--quantiles", type=float, nargs="+", default=list(DEFAULT_QUANTILES),
+                   help="for a trace without --limit: limits at these quantiles of the "
+                        "per-source peak count in a window")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes for --synthetic (default: every core)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g = p.add_argument_group("population (with --synthetic; see ratelab.traces.population)")
+    defaults = Population()
+    for f in fields(Population):
+        kind = int if isinstance(getattr(defaults, f.name), int) else float
+        g.add_argument(f"--{f.name.replace('_', '-')}", dest=f"pop_{f.name}", type=kind,
+                       default=getattr(defaults, f.name), metavar=kind.__name__.upper(),
+                       help=POPULATION_HELP.get(f.name, ""))
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Run the analysis the arguments describe and print the table(s) or JSON."""
+    if args.synthetic:
+        out = _synthetic(args)
+    else:
+        out = _recorded(args)
+    if args.json:
+        out = {"command": command(args), **out}
+        print(json.dumps(out, indent=2))
+    return 0
+
+
+def command(args) -> str:
+    """The command line that reproduces this analysis (defaults left out)."""
+    words = ["ratelab", "error-analysis"]
+    if args.synthetic:
+        words.append("--synthetic")
+        defaults = Population()
+        for f in fields(Population):
+            v = getattr(args, f"pop_{f.name}")
+            if f.name in ("sources", "requests") or v != getattr(defaults, f.name):
+                words += [f"--{f.name.replace('_', '-')}", f"{v:g}" if isinstance(v, float)
+                          else str(v)]
+    elif args.dataset:
+        words += ["--dataset", args.dataset]
+    else:
+        words += ["--trace", args.trace, "--format", args.format]
+    if args.synthetic:
+        words += ["--limit", f"{SYNTHETIC_LIMIT if args.limit is None else args.limit:g}"]
+    elif args.limit is not None:
+        words += ["--limit", f"{args.limit:g}"]
+    else:
+        words += ["--quantiles", *(f"{q:g}" for q in args.quantiles)]
+    words += ["--window", f"{args.window:g}", "--mode", args.mode]
+    if args.synthetic and args.workers:
+        words += ["--workers", str(args.workers)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _synthetic(args) -> dict:
+    from .error import format_table
+    from .stream import analyse_population, peak_rss_mb
+
+    pop = Population(**{f.name: getattr(args, f"pop_{f.name}") for f in fields(Population)})
+    limit = SYNTHETIC_LIMIT if args.limit is None else args.limit
+    start = time.perf_counter()
+    tally = analyse_population(pop, limit, args.window, args.mode, workers=args.workers,
+                               progress=not args.no_progress)
+    wall = time.perf_counter() - start
+    run_info = {"wall_s": round(wall, 2), "chunks": pop.n_chunks,
+                "workers": args.workers or _workers(), **peak_rss_mb()}
+    if not args.json:
+        print(f"synthetic population: {pop.sources:,} sources, {tally.requests:,} requests "
+              f"over {pop.duration_s:g} s (seed {pop.seed}); limit {limit:g} per "
+              f"{args.window:g} s")
+        print(format_table(tally.table()))
+        print(f"\n{run_info['wall_s']} s wall, {run_info['chunks']} chunks on "
+              f"{run_info['workers']} processes; peak RSS {run_info['main_mb']} MB (main), "
+              f"{run_info['largest_worker_mb']} MB (largest worker)", file=sys.stderr)
+    return {"source": "synthetic", "population": pop.params(), **tally.to_dict(),
+            "run": run_info}
+
+
+def _workers() -> int:
+    from .stream import default_workers
+
+    return default_workers()
+
+
+def _load(args):
+    """The trace to analyse; a missing file is a ValueError (reported without a traceback)."""
+    try:
+        return _read(args)
+    except FileNotFoundError as e:
+        raise ValueError(f"{'--dataset' if args.dataset else '--trace'}: {e}") from None
+
+
+def _read(args):
+    if args.dataset:
+        from .. import datasets
+
+        trace = datasets.load(args.dataset, progress=not args.no_progress, warn=False)
+        return trace, args.dataset
+    from ..traces.loaders import load_log
+
+    trace = load_log(args.trace, args.format, progress=not args.no_progress, warn=False)
+    return trace, args.trace
+
+
+def _recorded(args) -> dict:
+    from .error import format_table, tally, thresholds
+
+    trace, name = _load(args)
+    for q in args.quantiles:
+        if not 0 < q < 1:
+            raise ValueError(f"quantiles must lie in (0, 1), got {q!r}")
+    if args.limit is not None:
+        limits = {None: args.limit}
+    else:
+        limits = thresholds(trace, args.window, tuple(args.quantiles))
+    report = trace.meta.get("report")
+    results = []
+    if not args.json:
+        print(f"{name}: {len(trace):,} requests, {trace.n_keys:,} sources over "
+              f"{trace.duration:,.0f} s")
+        if report is not None:
+            print(report)
+    for q, limit in limits.items():
+        t = tally(trace, limit, args.window, args.mode)
+        results.append({"quantile": q, **t.to_dict()})
+        if not args.json:
+            head = (f"limit {limit:g} per {args.window:g} s" if q is None else
+                    f"limit {limit:g} per {args.window:g} s = the {100 * q:g}th percentile "
+                    "of per-source peak counts")
+            print(f"\n{head}\n{format_table(t.table())}")
+    return {"source": name, "requests": len(trace), "sources": trace.n_keys,
+            "load_report": None if report is None else str(report), "results": results}

@@ -1,0 +1,214 @@
+"""Compiled kernels of the error analysis: one pass per source over its sorted times.
+
+The analysis never needs a time-merged trace: every source is limited on its own, so a chunk is
+the concatenation of per-source sorted time arrays with ``starts`` (int64, one more entry than
+sources) marking where each source begins. Each kernel walks one source at a time.
+
+Both limiters are written out here with the reference's arithmetic, in the same order, so the
+decisions are the reference's to the last bit:
+
+* sliding log: the trailing window is (t - W, t]; an entry leaves when ``entry <= t - W``;
+  a request passes when ``in_window + 1 <= limit``;
+* sliding window counter: ``k = floor(t / W)``, ``weight = 1 - (t - k*W) / W``,
+  ``estimate = prev * weight + cur``; a request passes when ``estimate + 1 <= limit``.
+
+Every request costs 1. Compiled on first use (``cache=True`` keeps the machine code on disk);
+nothing is compiled at import time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Relative-error histogram: bin 0 holds exact estimates (error 0); bins 1..N_LOG_BINS cover
+# 10**LOG_LO .. 10**LOG_HI in BINS_PER_DECADE steps per decade (about 2.3% wide), the first
+# and last catch everything below and above.
+LOG_LO = -6.0
+LOG_HI = 4.0
+BINS_PER_DECADE = 100
+N_LOG_BINS = int((LOG_HI - LOG_LO) * BINS_PER_DECADE)
+N_BINS = N_LOG_BINS + 1
+
+# Columns of the per-mode request counters.
+REQUESTS, FALSE_ALLOW, FALSE_REJECT, EXACT_REJECT, COUNTER_REJECT = range(5)
+N_COUNTS = 5
+
+
+@njit(cache=True, inline="always")
+def _bin(rel):
+    if rel <= 0.0:
+        return 0
+    b = int(np.floor((np.log10(rel) - LOG_LO) * BINS_PER_DECADE)) + 1
+    if b < 1:
+        return 1
+    if b > N_LOG_BINS:
+        return N_LOG_BINS
+    return b
+
+
+def bin_edges() -> np.ndarray:
+    """Lower edges of the histogram bins (bin 0, exact, has lower edge 0)."""
+    upper = 10.0 ** (LOG_LO + np.arange(N_LOG_BINS) / BINS_PER_DECADE)
+    return np.concatenate([[0.0], upper])
+
+
+@njit(cache=True)
+def estimate_pass(time, starts, limit, window, counts, relsum, hist, peak, counter_rej,
+                  exact_rej):
+    """Estimate mode: every request counts in both the exact window and the counter.
+
+    For each request i of a source: ``exact`` = requests of the source in (t - W, t] up to
+    and including i; ``estimate`` = prev * weight + cur + 1 (the counter including i). Adds to
+    ``counts`` (see the column constants), ``relsum[0]`` (sum of |estimate - exact| / exact),
+    ``relsum[1]`` (the largest), ``hist``; writes per source ``peak`` (largest exact count),
+    ``counter_rej`` and ``exact_rej`` (requests each side would have rejected).
+    """
+    n_src = len(starts) - 1
+    for s in range(n_src):
+        a = starts[s]
+        b = starts[s + 1]
+        lo = a
+        kc = -(2 ** 62)
+        prev = 0.0
+        cur = 0.0
+        pk = 0
+        crej = 0
+        erej = 0
+        for i in range(a, b):
+            t = time[i]
+            horizon = t - window
+            while time[lo] <= horizon:
+                lo += 1
+            exact = i - lo + 1
+            k = np.floor(t / window)
+            if k != kc:
+                if k == kc + 1:
+                    prev = cur
+                else:
+                    prev = 0.0
+                cur = 0.0
+                kc = k
+            weight = 1.0 - (t - k * window) / window
+            est = prev * weight + cur
+            c_ok = est + 1.0 <= limit
+            e_ok = exact <= limit
+            cur += 1.0
+            est += 1.0
+            if exact > pk:
+                pk = exact
+            if not c_ok:
+                crej += 1
+            if not e_ok:
+                erej += 1
+                if c_ok:
+                    counts[FALSE_ALLOW] += 1
+            elif not c_ok:
+                counts[FALSE_REJECT] += 1
+            rel = abs(est - exact) / exact
+            relsum[0] += rel
+            if rel > relsum[1]:
+                relsum[1] = rel
+            hist[_bin(rel)] += 1
+        counts[REQUESTS] += b - a
+        counts[EXACT_REJECT] += erej
+        counts[COUNTER_REJECT] += crej
+        peak[s] = pk
+        counter_rej[s] = crej
+        exact_rej[s] = erej
+
+
+@njit(cache=True)
+def admission_pass(time, starts, limit, window, counts, relsum, hist, counter_rej, exact_rej):
+    """Admission mode: a sliding log and a counter, each counting only what it admitted.
+
+    The two run independently on the same requests and their decisions are compared. The
+    relative error is the counter's own: its estimate prev * weight + cur + 1 against the
+    exact number of requests *it admitted* in (t - W, t], plus this one — how far its
+    picture of its own traffic is from the truth. Same outputs as :func:`estimate_pass`
+    (without ``peak``, which does not depend on the mode).
+    """
+    n_src = len(starts) - 1
+    longest = 0
+    for s in range(n_src):
+        if starts[s + 1] - starts[s] > longest:
+            longest = starts[s + 1] - starts[s]
+    log = np.empty(longest, np.float64)  # times the log admitted (a queue)
+    ctr = np.empty(longest, np.float64)  # times the counter admitted
+    for s in range(n_src):
+        a = starts[s]
+        b = starts[s + 1]
+        lh = 0
+        ln = 0
+        ch = 0
+        cn = 0
+        kc = -(2 ** 62)
+        prev = 0.0
+        cur = 0.0
+        crej = 0
+        erej = 0
+        for i in range(a, b):
+            t = time[i]
+            horizon = t - window
+            while lh < ln and log[lh] <= horizon:
+                lh += 1
+            e_ok = (ln - lh) + 1.0 <= limit
+            if e_ok:
+                log[ln] = t
+                ln += 1
+            else:
+                erej += 1
+            k = np.floor(t / window)
+            if k != kc:
+                if k == kc + 1:
+                    prev = cur
+                else:
+                    prev = 0.0
+                cur = 0.0
+                kc = k
+            weight = 1.0 - (t - k * window) / window
+            est = prev * weight + cur
+            c_ok = est + 1.0 <= limit
+            while ch < cn and ctr[ch] <= horizon:
+                ch += 1
+            real = (cn - ch) + 1.0
+            if c_ok:
+                cur += 1.0
+                ctr[cn] = t
+                cn += 1
+            else:
+                crej += 1
+            if not e_ok:
+                if c_ok:
+                    counts[FALSE_ALLOW] += 1
+            elif not c_ok:
+                counts[FALSE_REJECT] += 1
+            rel = abs(est + 1.0 - real) / real
+            relsum[0] += rel
+            if rel > relsum[1]:
+                relsum[1] = rel
+            hist[_bin(rel)] += 1
+        counts[REQUESTS] += b - a
+        counts[EXACT_REJECT] += erej
+        counts[COUNTER_REJECT] += crej
+        counter_rej[s] = crej
+        exact_rej[s] = erej
+
+
+@njit(cache=True)
+def peak_counts(time, starts, window):
+    """Per source, the most of its requests in any trailing window (t - W, t]."""
+    n_src = len(starts) - 1
+    peak = np.zeros(n_src, np.int64)
+    for s in range(n_src):
+        a = starts[s]
+        lo = a
+        pk = 0
+        for i in range(a, starts[s + 1]):
+            horizon = time[i] - window
+            while time[lo] <= horizon:
+                lo += 1
+            if i - lo + 1 > pk:
+                pk = i - lo + 1
+        peak[s] = pk
+    return peak

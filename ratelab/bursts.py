@@ -1,0 +1,156 @@
+"""Burst shapes: schedules of request times, and a limiter played over them.
+
+A schedule is a sorted array of request times (seconds). :func:`play` asks a reference limiter
+about every request in order — time is an argument, so the same schedule always gives the same
+decisions — and samples the limiter's internal state (``inspect``) on a regular grid as well,
+so a plot can show the bucket refilling between requests.
+
+    >>> from ratelab.limiters import make
+    >>> run = play(make("token-bucket", rate=1, capacity=2), burst(3))
+    >>> run.allowed.tolist()
+    [True, True, False]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Hashable
+
+import numpy as np
+
+from .limiters import Limiter
+from .limiters.base import non_negative, positive, whole
+
+
+# ---------------------------------------------------------------- schedules
+
+
+def burst(n: int, at: float = 0.0, spread_s: float = 0.0) -> np.ndarray:
+    """`n` request times starting at `at`, evenly spread over `spread_s` (0: all at once)."""
+    n = whole("n", n, minimum=0)
+    spread_s = non_negative("spread_s", spread_s)
+    if n == 0:
+        return np.zeros(0)
+    return at + np.arange(n) * (spread_s / n)
+
+
+def stream(rate_per_s: float, start: float, stop: float) -> np.ndarray:
+    """Evenly spaced request times, `rate_per_s` of them per second, in [start, stop)."""
+    rate_per_s = positive("rate_per_s", rate_per_s)
+    n = int(np.floor((stop - start) * rate_per_s + 1e-9))
+    return start + np.arange(max(0, n)) / rate_per_s
+
+
+def boundary_attack(limit: int, window_s: float, boundary: float,
+                    lead_s: float | None = None) -> np.ndarray:
+    """`limit` requests in the `lead_s` before `boundary` and `limit` more in the `lead_s` after.
+
+    Against a fixed window of `limit` per `window_s` whose window ends at `boundary`, all
+    2 x `limit` pass: each window sees only `limit`. `lead_s` defaults to a tenth of the window.
+    """
+    limit = whole("limit", limit)
+    window_s = positive("window_s", window_s)
+    lead_s = window_s / 10 if lead_s is None else positive("lead_s", lead_s)
+    step = lead_s / limit
+    before = boundary - lead_s + step * np.arange(limit)
+    after = boundary + step * np.arange(limit)
+    return np.concatenate([before, after])
+
+
+def poisson(rate_per_s: float, start: float, stop: float, rng: np.random.Generator) -> np.ndarray:
+    """Poisson arrivals at `rate_per_s` in [start, stop), drawn from the generator `rng`."""
+    rate_per_s = positive("rate_per_s", rate_per_s)
+    n = rng.poisson(rate_per_s * (stop - start))
+    return np.sort(rng.uniform(start, stop, n))
+
+
+# ---------------------------------------------------------------- counting
+
+
+def trailing_count(times: np.ndarray, window_s: float, at: np.ndarray | None = None) -> np.ndarray:
+    """How many of `times` fall in the trailing window (t - window_s, t], for each t in `at`.
+
+    `times` must be sorted; `at` defaults to `times` itself (the count each request sees,
+    itself included).
+    """
+    window_s = positive("window_s", window_s)
+    times = np.asarray(times, dtype=float)
+    at = times if at is None else np.asarray(at, dtype=float)
+    return (np.searchsorted(times, at, side="right")
+            - np.searchsorted(times, at - window_s, side="right"))
+
+
+def max_in_window(times: np.ndarray, window_s: float) -> int:
+    """The most of `times` that any trailing window (t - window_s, t] holds."""
+    counts = trailing_count(times, window_s)
+    return int(counts.max()) if len(counts) else 0
+
+
+def spacing(times: np.ndarray) -> np.ndarray:
+    """The gaps between consecutive times (sorted first)."""
+    return np.diff(np.sort(np.asarray(times, dtype=float)))
+
+
+# ---------------------------------------------------------------- playing a limiter
+
+
+@dataclass
+class Played:
+    """A schedule played through a limiter: per request, and the state sampled over time."""
+
+    times: np.ndarray
+    allowed: np.ndarray
+    delay: np.ndarray
+    retry_after: np.ndarray
+    sample_times: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    samples: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def admitted(self) -> np.ndarray:
+        """Times of the admitted requests."""
+        return self.times[self.allowed]
+
+    @property
+    def rejected(self) -> np.ndarray:
+        """Times of the rejected requests."""
+        return self.times[~self.allowed]
+
+    @property
+    def departures(self) -> np.ndarray:
+        """When admitted requests are served: arrival plus delay (shaping, nginx)."""
+        return np.sort(self.times[self.allowed] + self.delay[self.allowed])
+
+    def state(self, field_name: str) -> np.ndarray:
+        """One field of the sampled internal state (``tokens``, ``queue``, ``count`` ...)."""
+        return np.array([float(s[field_name]) for s in self.samples])
+
+
+def play(limiter: Limiter, times, key: Hashable = "client", *, sample_s: float | None = None,
+         until: float | None = None) -> Played:
+    """Ask `limiter` about a request at each of `times` (sorted) for `key`, in order.
+
+    With `sample_s`, the key's internal state is also read (``inspect``) every `sample_s`
+    seconds from the first request to `until` (default: the last request), between requests
+    and just after the requests of the same instant.
+    """
+    times = np.asarray(times, dtype=float)
+    if len(times) and np.any(np.diff(times) < 0):
+        raise ValueError("times must be sorted (a schedule runs forwards in time)")
+    n = len(times)
+    allowed = np.zeros(n, dtype=bool)
+    delay = np.zeros(n)
+    retry = np.zeros(n)
+    grid = np.zeros(0)
+    if sample_s is not None and n:
+        end = times[-1] if until is None else until
+        grid = np.arange(times[0], end + 1e-12, positive("sample_s", sample_s))
+    samples, g = [], 0
+    for i, t in enumerate(times):
+        while g < len(grid) and grid[g] < t:
+            samples.append(limiter.inspect(key, grid[g]))
+            g += 1
+        d = limiter.allow(key, t)
+        allowed[i], delay[i], retry[i] = d.allowed, d.delay, d.retry_after
+    for t in grid[g:]:
+        samples.append(limiter.inspect(key, t))
+    return Played(times, allowed, delay, retry, grid, samples)

@@ -1,0 +1,313 @@
+"""Distributed limiter strategies, written once and run on any store by any driver.
+
+A strategy answers "may this request pass?" with a *program*: a generator that yields the
+commands it wants to send and receives their replies, then returns True or False. It never
+touches a socket or a clock, so the same program runs
+
+* in virtual time over a simulated network (:func:`ratelab.cluster.sim.simulate`),
+* step by step in every possible interleaving (:mod:`ratelab.cluster.interleave`),
+* on real threads against a real Redis (:mod:`ratelab.cluster.threads`).
+
+What a program yields:
+
+* a tuple, ``("INCR", key)``: one command, one round trip; the reply is sent back in, and an
+  error reply is raised inside the program (:class:`~ratelab.store.StoreError`);
+* a list of tuples: a pipeline — one round trip, the commands run in order, the reply is the
+  list of replies (errors as elements, as EXEC gives them).
+
+The time a program sees is the gateway's clock (``now``, seconds), which may be skewed.
+All fixed windows are calendar-aligned, [kW, (k+1)W); admit iff count + cost <= limit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from importlib import resources
+from typing import Any, Generator
+
+from ..limiters.base import positive, whole
+from ..store.errors import StoreError, StoreUnavailable
+
+Program = Generator[Any, Any, bool]
+
+
+def script(name: str) -> str:
+    """The text of the Lua script `name` (fixed_window, sliding_window, sliding_log,
+    token_bucket)."""
+    return resources.files("ratelab.cluster").joinpath("lua", f"{name}.lua").read_text()
+
+
+def window_key(key: str, now: float, window_s: float) -> str:
+    """The counter of the calendar window holding `now`: "key:k" for [kW, (k+1)W)."""
+    return f"{key}:{math.floor(now / window_s)}"
+
+
+class Strategy:
+    """Base: a limit per calendar window, shared by `gateways` gateways.
+
+    Subclasses implement ``decide(gateway, key, now)`` (a program). Those that keep state at
+    the gateway and sync it in the background set ``sync_interval_s`` and implement ``sync``.
+    """
+
+    name = ""
+    counts_rejected = False
+    sync_interval_s: float | None = None
+
+    def __init__(self, limit: int = 100, window_s: float = 1.0, gateways: int = 1) -> None:
+        self.limit = whole("limit", limit)
+        self.window_s = positive("window_s", window_s)
+        self.gateways = whole("gateways", gateways)
+
+    def setup(self, conn) -> None:
+        """Prepare the store once before a run (load scripts); default: nothing."""
+
+    def decide(self, gateway: int, key: str, now: float) -> Program:
+        """A program that returns whether this request passes."""
+        raise NotImplementedError
+
+    def sync(self, gateway: int, now: float) -> Program:
+        """A background program run every ``sync_interval_s`` (only for syncing strategies)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(limit={self.limit}, window_s={self.window_s})"
+
+
+def _ms(seconds: float) -> int:
+    return max(1, math.ceil(seconds * 1000))
+
+
+class LocalCounters(Strategy):
+    """Each gateway counts alone against the full limit: N gateways admit up to N x limit."""
+
+    name = "local"
+
+    def __init__(self, limit=100, window_s=1.0, gateways=1) -> None:
+        super().__init__(limit, window_s, gateways)
+        self._counts: dict[tuple[int, str], int] = {}
+
+    def local_limit(self, gateway: int) -> int:
+        """What one gateway may admit per window."""
+        return self.limit
+
+    def decide(self, gateway, key, now):
+        wkey = (gateway, window_key(key, now, self.window_s))
+        count = self._counts.get(wkey, 0)
+        if count + 1 > self.local_limit(gateway):
+            return False
+        self._counts[wkey] = count + 1
+        return True
+        yield  # a program that sends nothing
+
+
+class LocalSplit(LocalCounters):
+    """Each gateway counts alone against limit / N: never over, but unfair when load is uneven
+    (one busy gateway rejects while the others' shares go unused). The remainder of
+    limit / N goes to the first gateways, so the shares add up to the limit."""
+
+    name = "local-split"
+
+    def local_limit(self, gateway: int) -> int:
+        base, extra = divmod(self.limit, self.gateways)
+        return base + (1 if gateway < extra else 0)
+
+
+class Naive(Strategy):
+    """Check, then act: GET the count, compare, INCR. Two gateways can both read 99."""
+
+    name = "naive"
+
+    def decide(self, gateway, key, now):
+        wkey = window_key(key, now, self.window_s)
+        count = int((yield ("GET", wkey)) or 0)
+        if count + 1 > self.limit:
+            return False
+        if (yield ("INCR", wkey)) == 1:
+            yield ("PEXPIRE", wkey, _ms(self.window_s))
+        return True
+
+
+class IncrFirst(Strategy):
+    """INCR, then check the count it returns: atomic, so never over; rejected requests count."""
+
+    name = "incr"
+    counts_rejected = True
+
+    def decide(self, gateway, key, now):
+        wkey = window_key(key, now, self.window_s)
+        count = yield ("INCR", wkey)
+        if count == 1:
+            yield ("PEXPIRE", wkey, _ms(self.window_s))
+        return count <= self.limit
+
+
+class _Lua(Strategy):
+    """A strategy whose whole decision is one Lua script: EVALSHA, one round trip."""
+
+    script_name = ""
+
+    def __init__(self, limit=100, window_s=1.0, gateways=1) -> None:
+        super().__init__(limit, window_s, gateways)
+        self.source = script(self.script_name)
+        import hashlib
+
+        self.sha = hashlib.sha1(self.source.encode()).hexdigest()
+
+    def setup(self, conn) -> None:
+        loaded = conn.execute("SCRIPT", "LOAD", self.source)
+        assert loaded == self.sha, (loaded, self.sha)
+
+    def _eval(self, keys: list[str], args: list[Any]):
+        """EVALSHA, falling back to EVAL (one more round trip) when the store lost the script."""
+        try:
+            return (yield ("EVALSHA", self.sha, len(keys), *keys, *args))
+        except StoreError as e:
+            if e.code != "NOSCRIPT":
+                raise
+        return (yield ("EVAL", self.source, len(keys), *keys, *args))
+
+
+class LuaFixedWindow(_Lua):
+    """Fixed window in one Lua script: read, compare and increment atomically."""
+
+    name = "lua"
+    script_name = "fixed_window"
+
+    def decide(self, gateway, key, now):
+        wkey = window_key(key, now, self.window_s)
+        allowed, _, _ = yield from self._eval([wkey], [self.limit, _ms(self.window_s), 1])
+        return allowed == 1
+
+
+class LuaSlidingWindow(_Lua):
+    """Sliding window counter in one Lua script (previous window weighted by its overlap)."""
+
+    name = "lua-sliding"
+    script_name = "sliding_window"
+
+    def decide(self, gateway, key, now):
+        k = math.floor(now / self.window_s)
+        keys = [f"{key}:{k}", f"{key}:{k - 1}"]
+        allowed, _ = yield from self._eval(keys, [self.limit, self.window_s, repr(float(now)), 1])
+        return allowed == 1
+
+
+class LuaTokenBucket(_Lua):
+    """Token bucket in one Lua script over two keys (tokens, last refill), as Stripe's:
+    capacity = limit, refilled at limit per window."""
+
+    name = "lua-token-bucket"
+    script_name = "token_bucket"
+
+    def decide(self, gateway, key, now):
+        rate = self.limit / self.window_s
+        keys = [f"{key}:tokens", f"{key}:ts"]
+        allowed, _ = yield from self._eval(keys, [repr(rate), self.limit, repr(float(now)), 1])
+        return allowed == 1
+
+
+class LuaSlidingLog(_Lua):
+    """Sliding window log in one Lua script over a sorted set (ZREMRANGEBYSCORE, ZCARD, ZADD):
+    exact trailing window (now - W, now]; each admitted request is one entry."""
+
+    name = "lua-sliding-log"
+    script_name = "sliding_log"
+
+    def __init__(self, limit=100, window_s=1.0, gateways=1) -> None:
+        super().__init__(limit, window_s, gateways)
+        self._ids = itertools.count()
+
+    def decide(self, gateway, key, now):
+        member = f"{gateway}:{next(self._ids)}"
+        allowed, _ = yield from self._eval([f"{key}:log"],
+                                           [self.limit, self.window_s, repr(float(now)), member])
+        return allowed == 1
+
+
+class WatchMulti(Strategy):
+    """Optimistic: WATCH the counter, GET it, then MULTI / INCR / PEXPIRE / EXEC in one
+    pipeline; EXEC returns nil when another client wrote the key first, and we retry.
+    After `max_retries` failed attempts the request is rejected (counted in ``gave_up``)."""
+
+    name = "watch"
+
+    def __init__(self, limit=100, window_s=1.0, gateways=1, max_retries: int = 10) -> None:
+        super().__init__(limit, window_s, gateways)
+        self.max_retries = whole("max_retries", max_retries, minimum=0)
+        self.retries = 0
+        self.gave_up = 0
+
+    def decide(self, gateway, key, now):
+        wkey = window_key(key, now, self.window_s)
+        for attempt in range(self.max_retries + 1):
+            yield ("WATCH", wkey)
+            count = int((yield ("GET", wkey)) or 0)
+            if count + 1 > self.limit:
+                yield ("UNWATCH",)
+                return False
+            replies = yield [("MULTI",), ("INCR", wkey), ("PEXPIRE", wkey, _ms(self.window_s)),
+                             ("EXEC",)]
+            if replies[-1] is not None:
+                return True
+            self.retries += 1
+        self.gave_up += 1
+        return False
+
+
+class AsyncSync(Strategy):
+    """Count locally, push the local count to the shared counter every `sync_interval_s`
+    (INCRBY, which also returns everyone's total). A gateway admits while its last known
+    total plus what it admitted since stays within the limit — so between syncs every gateway
+    spends the same remaining allowance, and bursts overshoot."""
+
+    name = "async"
+
+    def __init__(self, limit=100, window_s=1.0, gateways=1, sync_interval_s: float = 0.1) -> None:
+        super().__init__(limit, window_s, gateways)
+        self.sync_interval_s = positive("sync_interval_s", sync_interval_s)
+        self._known: dict[int, tuple[str, int]] = {}     # gateway -> (window key, total)
+        self._pending: dict[int, tuple[str, int]] = {}   # gateway -> (window key, not pushed)
+        self.key = "rl"
+
+    def decide(self, gateway, key, now):
+        self.key = key
+        wkey = window_key(key, now, self.window_s)
+        known = self._known.get(gateway, (wkey, 0))
+        pending = self._pending.get(gateway, (wkey, 0))
+        total = (known[1] if known[0] == wkey else 0) + (pending[1] if pending[0] == wkey else 0)
+        if total + 1 > self.limit:
+            return False
+        self._pending[gateway] = (wkey, (pending[1] if pending[0] == wkey else 0) + 1)
+        return True
+        yield  # decided locally: no round trip
+
+    def sync(self, gateway, now):
+        wkey = window_key(self.key, now, self.window_s)
+        pkey, n = self._pending.pop(gateway, (wkey, 0))
+        try:
+            replies = yield [("INCRBY", pkey, n), ("PEXPIRE", pkey, _ms(2 * self.window_s))]
+        except StoreUnavailable:
+            replies = [None]
+        total = replies[0]
+        if isinstance(total, int):
+            # Requests admitted while the reply travelled stay pending for the next push.
+            self._known[gateway] = (pkey, total)
+        else:  # the push failed: keep the count to push next time
+            key_now, more = self._pending.get(gateway, (pkey, 0))
+            self._pending[gateway] = (pkey, n + (more if key_now == pkey else 0))
+        return True
+
+
+STRATEGIES: dict[str, type[Strategy]] = {
+    cls.name: cls
+    for cls in (LocalCounters, LocalSplit, Naive, IncrFirst, LuaFixedWindow, LuaSlidingWindow,
+                LuaSlidingLog, LuaTokenBucket, WatchMulti, AsyncSync)
+}
+
+
+def make_strategy(name: str, **params) -> Strategy:
+    """The strategy registered as `name`, built with `params` (ValueError names unknown ones)."""
+    if name not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {name!r}")
+    return STRATEGIES[name](**params)

@@ -1,0 +1,813 @@
+"""SimStore: an in-process store with Redis semantics, in virtual time, running real Lua.
+
+Replies have the shapes redis-py gives for raw RESP2 with ``decode_responses=True``:
+a bulk string is ``str``, an integer ``int``, nil ``None``, an array ``list``, a status reply a
+:class:`Status` (a ``str``: ``Status("OK") == "OK"``), and an error a :class:`StoreError` —
+raised, or an element of EXEC's array. Command names are case-insensitive; arguments may be
+``str``, ``bytes``, ``int`` or ``float`` (a float is sent as ``repr(x)``, as redis-py does).
+
+Time is virtual: the store reads ``clock()`` (seconds) whenever a command needs the time, and
+keys expire when the clock passes their deadline (kept in whole milliseconds, like Redis).
+Every command runs to completion before the next starts — there is one caller at a time, as
+in Redis — and a Lua script runs inside one command, so it is atomic.
+
+Connections (``store.connect(name)``) hold what Redis keeps per client: MULTI's queue and the
+WATCHed keys.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import math
+import re
+from typing import Any, Callable
+
+from . import errors as E
+from .errors import StoreError
+
+
+class Status(str):
+    """A status reply ("OK", "QUEUED"), as opposed to a bulk string with the same text."""
+
+
+OK = Status("OK")
+QUEUED = Status("QUEUED")
+
+_INT = re.compile(r"-?(0|[1-9][0-9]*)\Z")
+_FLOAT = re.compile(r"[+-]?(inf|infinity|(\d+\.?\d*|\.\d+)(e[+-]?\d+)?)\Z", re.IGNORECASE)
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _arg(x: Any) -> str:
+    """A command argument as the text Redis would receive."""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, bytes):
+        return x.decode("utf-8", "surrogateescape")
+    if isinstance(x, bool):
+        raise TypeError(f"a bool is not a valid command argument: {x!r}")
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return repr(x)
+    raise TypeError(f"not a valid command argument: {x!r}")
+
+
+def parse_int(text: str, error: str = E.NOT_INTEGER) -> int:
+    """`text` as a 64-bit integer, strictly as Redis parses it ("01", " 1", "+1" are errors)."""
+    if not _INT.match(text):
+        raise StoreError(error)
+    n = int(text)
+    if not INT64_MIN <= n <= INT64_MAX:
+        raise StoreError(error)
+    return n
+
+
+def parse_float(text: str, error: str = E.NOT_FLOAT) -> float:
+    """`text` as a double, as Redis parses a score ("inf" yes, "nan" no)."""
+    if not _FLOAT.match(text):
+        raise StoreError(error)
+    return float(text)
+
+
+def format_score(x: float) -> str:
+    """A score as Redis 7.0 writes it (%.17g; 'inf' / '-inf')."""
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return "%.17g" % x
+
+
+def _bound(text: str) -> tuple[float, bool]:
+    """A ZRANGEBYSCORE bound: (value, exclusive)."""
+    exclusive = text.startswith("(")
+    body = text[1:] if exclusive else text
+    if body.lower() in ("-inf", "+inf", "inf"):
+        return (-math.inf if body.startswith("-") else math.inf), exclusive
+    if not _FLOAT.match(body):
+        raise StoreError("ERR min or max is not a float")
+    return float(body), exclusive
+
+
+class ZSet:
+    """A sorted set: member -> score, and the (score, member) order Redis keeps."""
+
+    __slots__ = ("scores", "order")
+
+    def __init__(self) -> None:
+        self.scores: dict[str, float] = {}
+        self.order: list[tuple[float, str]] = []
+
+    def add(self, member: str, score: float) -> None:
+        """Set `member`'s score (insert or move)."""
+        self.remove(member)
+        self.scores[member] = score
+        bisect.insort(self.order, (score, member))
+
+    def remove(self, member: str) -> bool:
+        """Remove `member`; whether it was there."""
+        if member not in self.scores:
+            return False
+        score = self.scores.pop(member)
+        del self.order[bisect.bisect_left(self.order, (score, member))]
+        return True
+
+    def in_range(self, lo: tuple[float, bool], hi: tuple[float, bool]) -> list[tuple[float, str]]:
+        """The (score, member) pairs with lo <= score <= hi (ends exclusive when flagged)."""
+        (a, ax), (b, bx) = lo, hi
+        return [(s, m) for s, m in self.order
+                if (s > a if ax else s >= a) and (s < b if bx else s <= b)]
+
+
+# Which commands a script may not call (Redis: "This Redis command is not allowed from script").
+_NOT_IN_SCRIPTS = {"MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "EVAL", "EVALSHA", "SCRIPT"}
+
+# The Lua side of a script run: redis.call / redis.pcall over Python's dispatcher, a sandbox
+# with Redis 7's global protection, and error values that keep the script's line.
+_LUA_PRELUDE = r"""
+local dispatch, sha1hex = ...
+local redis = {}
+-- The script's current line: from the caller's frame, or (after a tail call such as
+-- `return redis.call(...)`, which replaces that frame) from a line hook.
+local last_line = 0
+local getinfo = debug.getinfo
+local function track(_, line)
+  if getinfo(2, "S").source == "@user_script" then last_line = line end
+end
+local function line_of_caller()
+  local info = getinfo(3, "Sl")
+  if info and info.source == "@user_script" and info.currentline > 0 then
+    return info.currentline
+  end
+  return last_line
+end
+redis.call = function(...)
+  local ok, value = dispatch(...)
+  if ok then return value end
+  error({err = value, line = line_of_caller()})
+end
+redis.pcall = function(...)
+  local ok, value = dispatch(...)
+  if ok then return value end
+  return {err = value}
+end
+redis.status_reply = function(s) return {ok = s} end
+redis.error_reply = function(s) return {err = s} end
+redis.sha1hex = sha1hex
+redis.log = function() end
+redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+
+local base = {redis = redis, tonumber = tonumber, tostring = tostring, type = type,
+  pairs = pairs, ipairs = ipairs, next = next, select = select, unpack = unpack,
+  error = error, pcall = pcall, assert = assert, math = math, string = string,
+  table = table, setmetatable = setmetatable, getmetatable = getmetatable,
+  rawget = rawget, rawset = rawset, rawequal = rawequal}
+
+local function compile(source)
+  local f, err = loadstring(source, "@user_script")
+  return f, err
+end
+
+local function run(f, keys, argv)
+  local env = {KEYS = keys, ARGV = argv}
+  setmetatable(env, {
+    __index = function(_, name)
+      local v = base[name]
+      if v == nil then
+        error("Script attempted to access nonexistent global variable '"
+              .. tostring(name) .. "'", 2)
+      end
+      return v
+    end,
+    __newindex = function() error("Attempt to modify a readonly table", 2) end,
+  })
+  setfenv(f, env)
+  last_line = 0
+  debug.sethook(track, "l")
+  local ok, value = pcall(f)
+  debug.sethook()
+  return ok, value
+end
+
+return compile, run
+"""
+
+
+class SimStore:
+    """An in-process Redis in virtual time: strings, counters, hashes, sorted sets, expiry,
+    MULTI/EXEC with WATCH, and Lua scripts (EVAL, EVALSHA, SCRIPT LOAD) run atomically.
+
+    clock   a function returning the current time in seconds; without one the store keeps its
+            own time, moved with :meth:`set_time` (starts at 0).
+    """
+
+    def __init__(self, clock: Callable[[], float] | None = None) -> None:
+        self._own_time = 0.0
+        self.clock = clock if clock is not None else (lambda: self._own_time)
+        self._data: dict[str, Any] = {}
+        self._deadline_ms: dict[str, int] = {}
+        self._version: dict[str, int] = {}
+        self._writes = 0
+        self._scripts: dict[str, Any] = {}
+        self._lua = None
+        self.commands_executed = 0
+        self._default = SimConnection(self, "default")
+
+    # -- time and connections -----------------------------------------------------------
+
+    def set_time(self, now: float) -> None:
+        """Move the store's own clock to `now` seconds (only without a `clock`)."""
+        self._own_time = float(now)
+
+    def now_ms(self) -> int:
+        """The current virtual time in whole milliseconds."""
+        return math.floor(self.clock() * 1000 + 1e-6)
+
+    def connect(self, name: str = "client") -> "SimConnection":
+        """A new connection (its own MULTI queue and WATCHed keys)."""
+        return SimConnection(self, name)
+
+    def execute(self, *args: Any) -> Any:
+        """Run one command on the store's default connection; return its reply."""
+        return self._default.execute(*args)
+
+    def close(self) -> None:
+        """Nothing to release (same verb as RedisStore)."""
+
+    def keys(self) -> list[str]:
+        """Every live key, sorted (for inspection and tests)."""
+        return sorted(k for k in list(self._data) if self._live(k))
+
+    # -- keyspace -----------------------------------------------------------------------
+
+    def _live(self, key: str) -> bool:
+        """Whether `key` exists now (an expired key is deleted on the way, as Redis does)."""
+        if key not in self._data:
+            return False
+        deadline = self._deadline_ms.get(key)
+        if deadline is not None and self.now_ms() > deadline:
+            self._delete(key)
+            return False
+        return True
+
+    def _delete(self, key: str) -> bool:
+        existed = self._data.pop(key, None) is not None
+        self._deadline_ms.pop(key, None)
+        if existed:
+            self._touch(key)
+        return existed
+
+    def _touch(self, key: str) -> None:
+        self._writes += 1
+        self._version[key] = self._writes
+
+    def version(self, key: str) -> int:
+        """A number that changes whenever `key` is written, deleted or expires (for WATCH)."""
+        self._live(key)
+        return self._version.get(key, 0)
+
+    def _get(self, key: str, kind: type) -> Any:
+        """The value at `key` if it is of `kind`, None if absent; WRONGTYPE otherwise."""
+        if not self._live(key):
+            return None
+        value = self._data[key]
+        if not isinstance(value, kind):
+            raise StoreError(E.WRONGTYPE)
+        return value
+
+    def _put(self, key: str, value: Any, keep_ttl: bool = True) -> None:
+        if not keep_ttl:
+            self._deadline_ms.pop(key, None)
+        self._data[key] = value
+        self._touch(key)
+
+    # -- dispatch -----------------------------------------------------------------------
+
+    def _run(self, conn: "SimConnection", args: tuple, from_script: bool = False) -> Any:
+        """Execute one command (already outside MULTI handling); return the reply or raise."""
+        if not args:
+            raise StoreError("ERR empty command")
+        words = [_arg(a) for a in args]
+        name = words[0].upper()
+        spec = COMMANDS.get(name)
+        if spec is None:
+            if from_script:
+                raise StoreError("ERR Unknown Redis command called from script")
+            shown = "".join(f"'{w}' " for w in words[1:])
+            raise StoreError(f"ERR unknown command '{words[0]}', with args beginning with: {shown}")
+        method, arity = spec
+        n = len(words)
+        if (arity >= 0 and n != arity) or (arity < 0 and n < -arity):
+            if from_script:
+                raise StoreError("ERR Wrong number of args calling Redis command from script")
+            raise StoreError(E.arity(name))
+        if from_script and name in _NOT_IN_SCRIPTS:
+            raise StoreError("ERR This Redis command is not allowed from script")
+        self.commands_executed += 1
+        return method(self, conn, *words[1:])
+
+    # -- strings and counters -----------------------------------------------------------
+
+    def cmd_get(self, conn, key):
+        return self._get(key, str)
+
+    def cmd_set(self, conn, key, value, *opts):
+        nx = xx = keepttl = get = False
+        ttl_ms = None
+        i = 0
+        while i < len(opts):
+            o = opts[i].upper()
+            if o == "NX" and not xx:
+                nx = True
+            elif o == "XX" and not nx:
+                xx = True
+            elif o == "KEEPTTL" and ttl_ms is None:
+                keepttl = True
+            elif o == "GET":
+                get = True
+            elif o in ("EX", "PX") and not keepttl and ttl_ms is None and i + 1 < len(opts):
+                n = parse_int(opts[i + 1])
+                if n <= 0:
+                    raise StoreError("ERR invalid expire time in 'set' command")
+                ttl_ms = n * 1000 if o == "EX" else n
+                i += 1
+            else:
+                raise StoreError(E.SYNTAX)
+            i += 1
+        old = self._get(key, str) if get else None
+        exists = self._live(key)
+        if (nx and exists) or (xx and not exists):
+            return old if get else None
+        self._put(key, value, keep_ttl=keepttl)
+        if ttl_ms is not None:
+            self._deadline_ms[key] = self.now_ms() + ttl_ms
+        return old if get else OK
+
+    def _incr(self, key: str, by: int) -> int:
+        current = self._get(key, str)
+        n = 0 if current is None else parse_int(current)
+        if not INT64_MIN <= n + by <= INT64_MAX:
+            raise StoreError(E.OVERFLOW)
+        self._put(key, str(n + by))
+        return n + by
+
+    def cmd_incr(self, conn, key):
+        return self._incr(key, 1)
+
+    def cmd_decr(self, conn, key):
+        return self._incr(key, -1)
+
+    def cmd_incrby(self, conn, key, by):
+        return self._incr(key, parse_int(by))
+
+    def cmd_decrby(self, conn, key, by):
+        return self._incr(key, -parse_int(by))
+
+    # -- keys and expiry ----------------------------------------------------------------
+
+    def cmd_del(self, conn, *keys):
+        return sum(self._live(k) and self._delete(k) for k in keys)
+
+    def cmd_exists(self, conn, *keys):
+        return sum(1 for k in keys if self._live(k))
+
+    def _expire(self, key: str, ms: int) -> int:
+        if not self._live(key):
+            return 0
+        if ms <= 0:
+            self._delete(key)
+        else:
+            self._deadline_ms[key] = self.now_ms() + ms
+            self._touch(key)
+        return 1
+
+    def cmd_expire(self, conn, key, seconds):
+        return self._expire(key, parse_int(seconds) * 1000)
+
+    def cmd_pexpire(self, conn, key, ms):
+        return self._expire(key, parse_int(ms))
+
+    def cmd_pttl(self, conn, key):
+        if not self._live(key):
+            return -2
+        deadline = self._deadline_ms.get(key)
+        return -1 if deadline is None else max(0, deadline - self.now_ms())
+
+    def cmd_ttl(self, conn, key):
+        ms = self.cmd_pttl(conn, key)
+        return ms if ms < 0 else (ms + 500) // 1000
+
+    def cmd_ping(self, conn, *msg):
+        if len(msg) > 1:
+            raise StoreError(E.arity("ping"))
+        return msg[0] if msg else Status("PONG")
+
+    def cmd_time(self, conn):
+        us = math.floor(self.clock() * 1_000_000 + 1e-3)
+        return [str(us // 1_000_000), str(us % 1_000_000)]
+
+    def cmd_flushall(self, conn, *opts):
+        for key in list(self._data):
+            self._delete(key)
+        return OK
+
+    # -- hashes -------------------------------------------------------------------------
+
+    def cmd_hget(self, conn, key, field):
+        h = self._get(key, dict)
+        return None if h is None else h.get(field)
+
+    def cmd_hmget(self, conn, key, *fields):
+        h = self._get(key, dict) or {}
+        return [h.get(f) for f in fields]
+
+    def cmd_hgetall(self, conn, key):
+        h = self._get(key, dict) or {}
+        return [x for pair in h.items() for x in pair]
+
+    def cmd_hset(self, conn, key, *pairs):
+        if len(pairs) % 2:
+            raise StoreError(E.arity("hset"))
+        h = self._get(key, dict)
+        h = {} if h is None else h
+        added = sum(1 for f in pairs[::2] if f not in h)
+        h.update(zip(pairs[::2], pairs[1::2]))
+        self._put(key, h)
+        return added
+
+    def cmd_hincrby(self, conn, key, field, by):
+        inc = parse_int(by)            # Redis reads the increment before the key
+        h = self._get(key, dict)
+        h = {} if h is None else h
+        n = parse_int(h[field], "ERR hash value is not an integer") if field in h else 0
+        if not INT64_MIN <= n + inc <= INT64_MAX:
+            raise StoreError(E.OVERFLOW)
+        h[field] = str(n + inc)
+        self._put(key, h)
+        return n + inc
+
+    # -- sorted sets --------------------------------------------------------------------
+
+    def cmd_zadd(self, conn, key, *args):
+        flags = set()
+        i = 0
+        while i < len(args) and args[i].upper() in ("NX", "XX", "GT", "LT", "CH", "INCR"):
+            flags.add(args[i].upper())
+            i += 1
+        rest = args[i:]
+        if not rest or len(rest) % 2:
+            raise StoreError(E.SYNTAX if rest else E.arity("zadd"))
+        if {"NX", "XX"} <= flags:
+            raise StoreError("ERR XX and NX options at the same time are not compatible")
+        if len(flags & {"GT", "LT", "NX"}) > 1:
+            raise StoreError("ERR GT, LT, and/or NX options at the same time are not compatible")
+        if "INCR" in flags and len(rest) != 2:
+            raise StoreError("ERR INCR option supports a single increment-element pair")
+        pairs = [(parse_float(s), m) for s, m in zip(rest[::2], rest[1::2])]
+        z = self._get(key, ZSet)
+        z = ZSet() if z is None else z
+        added = changed = 0
+        result = None
+        for score, member in pairs:
+            old = z.scores.get(member)
+            if ("NX" in flags and old is not None) or ("XX" in flags and old is None):
+                continue
+            new = score + old if ("INCR" in flags and old is not None) else score
+            if old is not None and (("GT" in flags and new <= old)
+                                    or ("LT" in flags and new >= old)):
+                continue
+            z.add(member, new)
+            result = new
+            added += old is None
+            changed += old is None or old != new
+        if z.scores:
+            self._put(key, z)
+        if "INCR" in flags:
+            return None if result is None else format_score(result)
+        return changed if "CH" in flags else added
+
+    def cmd_zrem(self, conn, key, *members):
+        z = self._get(key, ZSet)
+        if z is None:
+            return 0
+        removed = sum(z.remove(m) for m in members)
+        if removed:
+            self._delete(key) if not z.scores else self._put(key, z)
+        return removed
+
+    def cmd_zremrangebyscore(self, conn, key, lo, hi):
+        lo, hi = _bound(lo), _bound(hi)
+        z = self._get(key, ZSet)
+        if z is None:
+            return 0
+        doomed = z.in_range(lo, hi)
+        for _, m in doomed:
+            z.remove(m)
+        if doomed:
+            self._delete(key) if not z.scores else self._put(key, z)
+        return len(doomed)
+
+    def cmd_zcard(self, conn, key):
+        z = self._get(key, ZSet)
+        return 0 if z is None else len(z.scores)
+
+    def cmd_zcount(self, conn, key, lo, hi):
+        lo, hi = _bound(lo), _bound(hi)
+        z = self._get(key, ZSet)
+        return 0 if z is None else len(z.in_range(lo, hi))
+
+    def cmd_zscore(self, conn, key, member):
+        z = self._get(key, ZSet)
+        score = None if z is None else z.scores.get(member)
+        return None if score is None else format_score(score)
+
+    def cmd_zrange(self, conn, key, start, stop, *opts):
+        byscore = rev = withscores = False
+        limit = None
+        i = 0
+        while i < len(opts):
+            o = opts[i].upper()
+            if o == "BYSCORE":
+                byscore = True
+            elif o == "REV":
+                rev = True
+            elif o == "WITHSCORES":
+                withscores = True
+            elif o == "LIMIT" and i + 2 < len(opts):
+                limit = (parse_int(opts[i + 1]), parse_int(opts[i + 2]))
+                i += 2
+            else:
+                raise StoreError(E.SYNTAX)
+            i += 1
+        if limit is not None and not byscore:
+            raise StoreError("ERR syntax error, LIMIT is only supported in combination with "
+                             "either BYSCORE or BYLEX")
+        if byscore:
+            lo, hi = (_bound(stop), _bound(start)) if rev else (_bound(start), _bound(stop))
+        else:
+            a, b = parse_int(start), parse_int(stop)
+        z = self._get(key, ZSet)
+        if z is None:
+            return []
+        if byscore:
+            items = z.in_range(lo, hi)
+            items = items[::-1] if rev else items
+            if limit is not None:
+                offset, count = limit
+                end = None if count < 0 else offset + count
+                items = [] if offset < 0 else items[offset:end]
+        else:
+            items = z.order[::-1] if rev else list(z.order)
+            n = len(items)
+            a, b = (a + n if a < 0 else a), (b + n if b < 0 else b)
+            a, b = max(a, 0), min(b, n - 1)
+            items = items[a:b + 1] if a <= b else []
+        out = []
+        for score, member in items:
+            out += [member, format_score(score)] if withscores else [member]
+        return out
+
+    # -- transactions (the per-connection part lives in SimConnection) ------------------
+
+    def cmd_watch(self, conn, *keys):
+        for k in keys:
+            conn.watched.setdefault(k, self.version(k))
+        return OK
+
+    def cmd_unwatch(self, conn):
+        conn.watched.clear()
+        return OK
+
+    # -- scripts ------------------------------------------------------------------------
+
+    def _lua_runtime(self):
+        if self._lua is None:
+            import lupa.lua51 as lupa
+
+            self._lua = lupa.LuaRuntime(unpack_returned_tuples=True)
+            self._compile, self._call = self._lua.execute(_LUA_PRELUDE, self._dispatch_from_lua,
+                                                          _sha1)
+        return self._lua
+
+    def _load(self, source: str) -> str:
+        self._lua_runtime()
+        sha = _sha1(source)
+        if sha not in self._scripts:
+            f, err = self._compile(source)
+            if f is None:
+                raise StoreError(f"ERR Error compiling script (new function): {err}")
+            self._scripts[sha] = f
+        return sha
+
+    def cmd_script(self, conn, sub, *args):
+        sub_u = sub.upper()
+        if sub_u == "LOAD" and len(args) == 1:
+            return self._load(args[0])
+        if sub_u == "EXISTS" and args:
+            return [int(a.lower() in self._scripts) for a in args]
+        if sub_u == "FLUSH" and len(args) <= 1:
+            self._scripts.clear()
+            return OK
+        raise StoreError(f"ERR unknown subcommand or wrong number of arguments for '{sub}'. "
+                         "Try SCRIPT HELP.")
+
+    def cmd_eval(self, conn, source, numkeys, *rest):
+        return self._eval(conn, self._load(source), numkeys, rest)
+
+    def cmd_evalsha(self, conn, sha, numkeys, *rest):
+        if sha.lower() not in self._scripts:
+            raise StoreError(E.NOSCRIPT)
+        return self._eval(conn, sha.lower(), numkeys, rest)
+
+    def _eval(self, conn, sha: str, numkeys: str, rest: tuple) -> Any:
+        n = parse_int(numkeys)
+        if n < 0:
+            raise StoreError("ERR Number of keys can't be negative")
+        if n > len(rest):
+            raise StoreError("ERR Number of keys can't be greater than number of args")
+        lua = self._lua_runtime()
+        self._script_conn = conn
+        ok, value = self._call(self._scripts[sha], lua.table_from(list(rest[:n])),
+                               lua.table_from(list(rest[n:])))
+        suffix = f" script: {sha}, on @user_script:"
+        if not ok:
+            if _is_table(value) and value["err"] is not None:
+                text = str(value["err"])
+                raise StoreError(f"{text}{suffix}{value['line'] or 0}.")
+            text = str(value)
+            m = re.match(r"user_script:(\d+):", text)
+            raise StoreError(f"ERR {text}{suffix}{m.group(1) if m else 0}.")
+        return _from_lua(value)
+
+    def _dispatch_from_lua(self, *args):
+        """redis.call's Python half: (True, reply as Lua) or (False, error text)."""
+        try:
+            words = [_lua_arg(a) for a in args]
+        except TypeError:
+            return False, "ERR Lua redis lib command arguments must be strings or integers"
+        try:
+            return True, self._to_lua(self._run(self._script_conn, tuple(words), from_script=True))
+        except StoreError as e:
+            return False, str(e)
+
+    def _to_lua(self, reply: Any) -> Any:
+        lua = self._lua
+        if reply is None:
+            return False
+        if isinstance(reply, Status):
+            return lua.table_from({"ok": str(reply)})
+        if isinstance(reply, list):
+            return lua.table_from([self._to_lua(x) for x in reply])
+        return reply
+
+
+def _is_table(x: Any) -> bool:
+    import lupa.lua51 as lupa
+
+    return lupa.lua_type(x) == "table"
+
+
+def _lua_arg(x: Any) -> str:
+    """A redis.call argument from Lua: strings as they are, numbers as Redis 7 writes them
+    (%.17g: 2.01 arrives as "2.0099999999999998")."""
+    if isinstance(x, bool) or x is None:
+        raise TypeError(x)
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return "%.17g" % x
+    if isinstance(x, (str, bytes)):
+        return _arg(x)
+    raise TypeError(x)
+
+
+def _from_lua(value: Any) -> Any:
+    """A Lua return value converted to a reply, by Redis's rules (numbers truncate to integers,
+    true is 1, false and nil are nil, a table is an array up to its first nil)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return 1
+    if isinstance(value, (int, float)):
+        # Redis casts the double to a 64-bit integer; on x86-64 a value out of range (or
+        # NaN) comes out as the smallest integer.
+        if not math.isfinite(value) or not INT64_MIN <= int(value) <= INT64_MAX:
+            return INT64_MIN
+        return int(value)
+    if isinstance(value, (str, bytes)):
+        return _arg(value)
+    if _is_table(value):
+        if value["err"] is not None:
+            raise_error = StoreError(str(value["err"]))
+            raise raise_error
+        if value["ok"] is not None:
+            return Status(value["ok"])
+        out = []
+        i = 1
+        while value[i] is not None:
+            item = value[i]
+            if _is_table(item) and item["err"] is not None:
+                out.append(StoreError(str(item["err"])))
+            else:
+                out.append(_from_lua(item))
+            i += 1
+        return out
+    return None
+
+
+def _sha1(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+class SimConnection:
+    """One client's connection to a SimStore: its MULTI queue and WATCHed keys."""
+
+    def __init__(self, store: SimStore, name: str) -> None:
+        self.store = store
+        self.name = name
+        self.queue: list[tuple] | None = None
+        self.queue_failed = False
+        self.watched: dict[str, int] = {}
+
+    def execute(self, *args: Any) -> Any:
+        """Run one command as this client; return the reply or raise StoreError."""
+        name = _arg(args[0]).upper() if args else ""
+        if name == "MULTI":
+            if self.queue is not None:
+                raise StoreError("ERR MULTI calls can not be nested")
+            self.queue, self.queue_failed = [], False
+            return OK
+        if name == "EXEC":
+            return self._exec()
+        if name == "DISCARD":
+            if self.queue is None:
+                raise StoreError("ERR DISCARD without MULTI")
+            self.queue = None
+            self.watched.clear()
+            return OK
+        if self.queue is not None:
+            return self._enqueue(name, args)
+        return self.store._run(self, args)
+
+    def _enqueue(self, name: str, args: tuple) -> Status:
+        spec = COMMANDS.get(name)
+        n = len(args)
+        problem = None
+        if spec is None:
+            shown = "".join(f"'{_arg(w)}' " for w in args[1:])
+            problem = f"ERR unknown command '{_arg(args[0])}', with args beginning with: {shown}"
+        elif (spec[1] >= 0 and n != spec[1]) or (spec[1] < 0 and n < -spec[1]):
+            problem = E.arity(name)
+        elif name == "WATCH":
+            problem = "ERR WATCH inside MULTI is not allowed"
+        if problem:
+            self.queue_failed = True
+            raise StoreError(problem)
+        self.queue.append(args)
+        return QUEUED
+
+    def _exec(self) -> list | None:
+        if self.queue is None:
+            raise StoreError("ERR EXEC without MULTI")
+        queue, failed = self.queue, self.queue_failed
+        self.queue = None
+        watched, self.watched = self.watched, {}
+        if failed:
+            raise StoreError(E.EXECABORT)
+        if any(self.store.version(k) != v for k, v in watched.items()):
+            return None
+        out = []
+        for args in queue:
+            try:
+                out.append(self.store._run(self, args))
+            except StoreError as e:
+                out.append(e)
+        return out
+
+    def close(self) -> None:
+        """Forget this client's transaction state."""
+        self.queue, self.watched = None, {}
+
+
+# name -> (method, arity as Redis states it: n exact, -n at least n, counting the name)
+COMMANDS: dict[str, tuple[Callable, int]] = {
+    "GET": (SimStore.cmd_get, 2), "SET": (SimStore.cmd_set, -3),
+    "INCR": (SimStore.cmd_incr, 2), "DECR": (SimStore.cmd_decr, 2),
+    "INCRBY": (SimStore.cmd_incrby, 3), "DECRBY": (SimStore.cmd_decrby, 3),
+    "DEL": (SimStore.cmd_del, -2), "EXISTS": (SimStore.cmd_exists, -2),
+    "EXPIRE": (SimStore.cmd_expire, 3), "PEXPIRE": (SimStore.cmd_pexpire, 3),
+    "TTL": (SimStore.cmd_ttl, 2), "PTTL": (SimStore.cmd_pttl, 2),
+    "PING": (SimStore.cmd_ping, -1), "TIME": (SimStore.cmd_time, 1),
+    "FLUSHALL": (SimStore.cmd_flushall, -1),
+    "HGET": (SimStore.cmd_hget, 3), "HMGET": (SimStore.cmd_hmget, -3),
+    "HGETALL": (SimStore.cmd_hgetall, 2), "HSET": (SimStore.cmd_hset, -4),
+    "HINCRBY": (SimStore.cmd_hincrby, 4),
+    "ZADD": (SimStore.cmd_zadd, -4), "ZREM": (SimStore.cmd_zrem, -3),
+    "ZREMRANGEBYSCORE": (SimStore.cmd_zremrangebyscore, 4), "ZCARD": (SimStore.cmd_zcard, 2),
+    "ZCOUNT": (SimStore.cmd_zcount, 4), "ZSCORE": (SimStore.cmd_zscore, 3),
+    "ZRANGE": (SimStore.cmd_zrange, -4),
+    "WATCH": (SimStore.cmd_watch, -2), "UNWATCH": (SimStore.cmd_unwatch, 1),
+    "MULTI": (None, 1), "EXEC": (None, 1), "DISCARD": (None, 1),
+    "EVAL": (SimStore.cmd_eval, -3), "EVALSHA": (SimStore.cmd_evalsha, -3),
+    "SCRIPT": (SimStore.cmd_script, -2),
+}

@@ -1,0 +1,84 @@
+"""``ratelab error-analysis``: every form prints a table or JSON with the same figures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ratelab.analysis.stream import analyse_population
+from ratelab.cli import main
+from ratelab.traces.population import Population
+
+SMALL = ["--sources", "400", "--requests", "200000", "--chunk-requests", "40000",
+         "--limit", "50", "--window", "60", "--no-progress"]
+
+
+def test_synthetic_json_matches_the_library(capsys):
+    assert main(["error-analysis", "--synthetic", *SMALL, "--json", "--workers", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    pop = Population(sources=400, requests=200_000, chunk_requests=40_000)
+    want = analyse_population(pop, 50, 60, "both", workers=1, progress=False)
+    assert out["modes"]["estimate"] == json.loads(json.dumps(want.to_dict()))["modes"]["estimate"]
+    assert out["modes"]["admission"]["requests"] == want.requests
+    assert out["population"]["sources"] == 400 and out["run"]["chunks"] == pop.n_chunks
+
+
+def test_two_processes_give_the_one_process_answer():
+    pop = Population(sources=400, requests=200_000, chunk_requests=40_000, seed=3)
+    one = analyse_population(pop, 50, 60, "both", workers=1, progress=False)
+    two = analyse_population(pop, 50, 60, "both", workers=2, progress=False)
+    assert one.to_dict() == two.to_dict()
+
+
+def test_synthetic_table(capsys):
+    assert main(["error-analysis", "--synthetic", *SMALL, "--mode", "estimate"]) == 0
+    out = capsys.readouterr().out
+    assert "wrong decisions (%)" in out and "admission" not in out.split("\n")[1]
+
+
+def test_bad_limit_is_an_error_naming_it(capsys):
+    assert main(["error-analysis", "--synthetic", *SMALL, "--limit", "-3"]) == 2
+    assert "limit" in capsys.readouterr().err
+
+
+def test_dataset_at_peak_quantiles_json(data_dir, capsys):
+    from ratelab import datasets
+    from ratelab.analysis import tally, thresholds
+
+    assert main(["error-analysis", "--dataset", "epa-http", "--window", "60",
+                 "--no-progress", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    trace = datasets.load("epa-http", progress=False, warn=False)
+    limits = thresholds(trace, 60.0)
+    assert [r["quantile"] for r in out["results"]] == [0.9, 0.99, 0.999]
+    assert [r["limit"] for r in out["results"]] == [limits[q] for q in (0.9, 0.99, 0.999)]
+    want = tally(trace, limits[0.99], 60.0).to_dict()
+    assert out["results"][1]["modes"] == json.loads(json.dumps(want))["modes"]
+    assert "15 requests out of order" in out["load_report"]
+
+
+@pytest.mark.parametrize("file, fmt, requests", [
+    ("NASA_access_log_Jul95_first1000.clf.gz", "clf", 1000),
+    ("nasa_19950801.tsv.gz", "nasa-tsv", 33996),
+    ("epa-http.txt.gz", "epa", 47748),
+])
+def test_trace_file_in_each_format(data_dir, capsys, file, fmt, requests):
+    assert main(["error-analysis", "--trace", str(data_dir / file), "--format", fmt,
+                 "--limit", "5", "--window", "10", "--no-progress", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["requests"] == requests
+    assert out["results"][0]["modes"]["admission"]["requests"] == requests
+
+
+def test_trace_table_names_the_percentile(data_dir, capsys):
+    assert main(["error-analysis", "--dataset", "nasa-1995-08-01", "--quantiles", "0.99",
+                 "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "99th percentile of per-source peak counts" in out
+    assert "33,996 requests" in out
+
+
+def test_missing_trace_file_is_an_error_naming_the_option(capsys, tmp_path):
+    assert main(["error-analysis", "--trace", str(tmp_path / "none.log"), "--no-progress"]) == 2
+    assert "--trace" in capsys.readouterr().err

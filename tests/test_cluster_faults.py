@@ -1,0 +1,76 @@
+"""Store faults: outages and stalls, fail-open vs fail-closed per endpoint, exactly one
+decision per request, and counting that resumes when the store is back."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ratelab.cluster import Faults, Latency, Request, make_strategy, simulate, steady
+from ratelab.cluster.experiments import outage
+
+
+def test_fail_open_admits_and_fail_closed_rejects_during_an_outage():
+    run = outage({"login": "closed", "search": "open"}, limit=30, rate_per_s=80,
+                 outage=(2.0, 4.0), duration_s=6.0)
+    during = [d for d in run.decisions if 2.0 <= d.time < 4.0 - 0.01]
+    assert during and all(d.how.startswith("fail") for d in during)
+    assert all(d.allowed for d in during if d.endpoint == "search")
+    assert not any(d.allowed for d in during if d.endpoint == "login")
+    assert {d.how for d in run.decisions if d.time < 2.0 - 0.01} == {"store"}
+
+
+def test_counting_resumes_when_the_store_returns():
+    run = outage({"login": "closed", "search": "open"}, limit=30, rate_per_s=80,
+                 outage=(2.0, 4.0), duration_s=6.0)
+    per = Counter((d.endpoint, int(d.time)) for d in run.decisions if d.allowed)
+    for endpoint in ("login", "search"):
+        # demand (~40/s per endpoint) is above the limit: every whole window outside the
+        # outage admits exactly the limit
+        assert [per[endpoint, k] for k in (0, 1, 4, 5)] == [30] * 4, endpoint
+    sent = Counter((d.endpoint, int(d.time)) for d in run.decisions)
+    assert per["search", 2] == sent["search", 2] > 0   # fail-open lets everything through
+    assert per["login", 2] == per["login", 3] == 0
+
+
+def test_a_stall_makes_gateways_give_up_but_the_late_commands_still_count():
+    # The store stalls 0.2 s from t=1; gateways wait 0.05 s, then fail open.
+    reqs = [Request(i, 1.0 + i * 0.01, i % 2) for i in range(5)]
+    faults = Faults(stalls=((1.0, 1.05, 0.2),), timeout_s=0.05, default="open")
+    run = simulate(make_strategy("incr", limit=3, window_s=10.0, gateways=2), reqs,
+                   faults=faults, latency=Latency("fixed", 0.001))
+    assert [d.how for d in run.decisions] == ["fail-open"] * 5
+    assert all(c.late for c in run.commands) and len(run.commands) == 5
+    assert run.store.execute("GET", "rl:0") == "5"    # all five INCRs ran, late
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000),
+       name=st.sampled_from(["naive", "incr", "lua", "lua-token-bucket", "watch", "async"]),
+       start=st.floats(0.0, 1.5), length=st.floats(0.01, 1.0), stall=st.floats(0.0, 0.3),
+       timeout=st.floats(0.002, 0.1))
+def test_every_request_gets_exactly_one_decision(seed, name, start, length, stall, timeout):
+    rng = np.random.default_rng(seed)
+    reqs = steady(100, 2.0, 3, rng, endpoints=("a", "b"))
+    faults = Faults(outages=((start, start + length),), stalls=((start / 2, start, stall),),
+                    timeout_s=timeout, policy={"a": "open", "b": "closed"})
+    run = simulate(make_strategy(name, limit=20, window_s=0.5, gateways=3), reqs,
+                   faults=faults, latency=Latency("lognormal", 0.001, 0.7), seed=seed)
+    assert [d.request for d in run.decisions] == [r.id for r in reqs]   # none lost or doubled
+    for d in run.decisions:
+        if d.how == "fail-open":
+            assert d.allowed and d.endpoint == "a"
+        if d.how == "fail-closed":
+            assert not d.allowed and d.endpoint == "b"
+        assert d.decided >= d.time
+
+
+def test_bad_fault_settings():
+    with pytest.raises(ValueError, match="policy must be 'open' or 'closed'"):
+        Faults(policy={"x": "maybe"})
+    with pytest.raises(ValueError, match="timeout_s"):
+        Faults(timeout_s=0)
