@@ -31,7 +31,7 @@ LIMITS = [1.0, 2.0, 3.0, 5.0, 2.5, 0.5]
 GAPS = [0.0, 0.0, 0.0, 1 / 1024, 0.125, 0.25, 0.5, 1.0, 2.0, 0.1, 0.3, 0.001, 0.0005, 60.0,
         61.0, 150.0]
 COSTS = [1.0, 1.0, 0.5, 0.25, 2.0, 1.5, 0.1, 0.3, 0.7, 3.0]
-STARTS = [0.0, 0.0, 1000.0, 1_700_000_000.0]
+STARTS = [0.0, 0.0, 1000.0, 1_700_000_000.0, -7.25]
 
 ALGORITHMS = {
     "token-bucket": st.fixed_dictionaries(
@@ -276,6 +276,17 @@ def test_bad_input_names_the_problem(engine):
         replay(make("gcra", rate=1, burst=1), trace, engine="fast")
     with pytest.raises(ValueError, match="limiter must be"):
         replay("gcra", trace)
+
+
+def test_compiled_gcra_refuses_times_its_nanosecond_clock_cannot_hold():
+    trace = Trace(np.array([5e9, 5e9]), np.array([0, 0], dtype=np.int32))
+    gcra = make("gcra", rate=1, burst=0)
+    assert replay(gcra, trace, engine="reference", progress=False).allowed.tolist() == [True,
+                                                                                       False]
+    with pytest.raises(ValueError, match="beyond 4e9 s"):
+        replay(gcra, trace, progress=False)
+    shifted = replay(gcra, trace.shifted(-5e9), progress=False)
+    assert shifted.allowed.tolist() == [True, False]
 
 
 def test_progress_bar_appears_only_when_asked(capsys):
