@@ -9,9 +9,9 @@ time field (``last``, window ``index``: NEW; GCRA's ``tat`` in nanoseconds: NEW_
 kernel starts it from the reference's ``_initial(now)`` values — a sentinel rather than a
 flag, to keep the records small.
 
-A kernel replays requests ``start`` to ``stop`` of the trace and can be called again for the
-next slice: the state arrays carry everything over (that is how the progress bar advances).
-Its outputs, per request ``i``:
+A kernel replays one slice of the trace — its arguments are views of that slice's columns,
+indexed from 0 — and is called again for the next slice: the state arrays carry everything
+over (that is how the progress bar advances). Its outputs, per request ``i`` of the slice:
 
 * ``allowed[i]``  the decision;
 * ``counter[i]``  the limiter's own counter as the request finds it (what ``inspect`` reports
