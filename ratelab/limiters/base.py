@@ -134,7 +134,7 @@ class Limiter:
 
     def inspect(self, key: Hashable, now: Seconds) -> dict[str, Any]:
         """The key's internal state as it stands at `now` (tokens, queue, counters, log)."""
-        now = self._arguments(key, now, 1)[0]
+        now = self._time(key, now)
         return self._inspect(self._current(key, now), now)
 
     def reset(self, key: Hashable | None = None) -> None:
@@ -185,7 +185,8 @@ class Limiter:
 
     # -- checks ------------------------------------------------------------------------
 
-    def _arguments(self, key: Hashable, now: Any, cost: Any) -> tuple[float, float]:
+    def _time(self, key: Hashable, now: Any) -> float:
+        """`now` as a float, checked finite and not earlier than the key's last time."""
         now = finite_time(now)
         last = self._last.get(key)
         if last is not None and now < last:
@@ -193,6 +194,10 @@ class Limiter:
                 f"now={now!r} is earlier than the last time {last!r} seen for key {key!r}: "
                 "time must not run backwards for a key (sort the trace first)"
             )
+        return now
+
+    def _arguments(self, key: Hashable, now: Any, cost: Any) -> tuple[float, float]:
+        now = self._time(key, now)
         cost = positive("cost", cost)
         if cost > self.max_cost:
             raise ValueError(

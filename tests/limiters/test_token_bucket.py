@@ -49,3 +49,9 @@ def test_the_burst_of_300():
     admitted = sum(b.allow("k", 0.0).allowed for _ in range(1000))
     assert admitted == 300
     assert sum(b.allow("k", 1.0).allowed for _ in range(1000)) == 10
+
+
+def test_inspect_works_for_limits_below_one_request():
+    b = TokenBucket(rate=1, capacity=0.5)
+    assert b.allow("k", 0.0, cost=0.25).allowed
+    assert b.inspect("k", 0.0)["tokens"] == pytest.approx(0.25)
