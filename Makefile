@@ -4,6 +4,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
+# Recorded traces: $RATELAB_DATA when set, else ../shared/traces when it is there.
+ifneq ($(wildcard ../shared/traces),)
+export RATELAB_DATA ?= $(abspath ../shared/traces)
+endif
+
 .PHONY: lab test notebooks bench clean
 
 # (Re)install when pyproject.toml changes; creates .venv when missing.
