@@ -3,7 +3,6 @@ interleavings, and the measured weaknesses of each strategy."""
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest

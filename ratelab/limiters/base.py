@@ -212,3 +212,18 @@ def check_count_rejected(value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"count_rejected must be True or False, got {value!r}")
     return value
+
+
+class WindowLimiter(Limiter):
+    """The window algorithms' shared knobs: `limit` per `window` seconds, `count_rejected`."""
+
+    def __init__(self, limit: float, window: Seconds, count_rejected: bool = False) -> None:
+        super().__init__()
+        self.limit = positive("limit", limit)
+        self.window = positive("window", window)
+        self.count_rejected = check_count_rejected(count_rejected)
+
+    @property
+    def params(self) -> dict:
+        return {"limit": self.limit, "window": self.window,
+                "count_rejected": self.count_rejected}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Decision, Limiter, Seconds, check_count_rejected, positive
+from .base import Decision, Seconds, WindowLimiter
 
 
 def window_index(now: Seconds, window: Seconds) -> int:
@@ -30,21 +30,10 @@ class WindowState:
     count: float
 
 
-class FixedWindow(Limiter):
+class FixedWindow(WindowLimiter):
     """Keyed fixed-window counter: at most `limit` per calendar window of `window` seconds."""
 
     name = "fixed-window"
-
-    def __init__(self, limit: float, window: Seconds, count_rejected: bool = False) -> None:
-        super().__init__()
-        self.limit = positive("limit", limit)
-        self.window = positive("window", window)
-        self.count_rejected = check_count_rejected(count_rejected)
-
-    @property
-    def params(self) -> dict:
-        return {"limit": self.limit, "window": self.window,
-                "count_rejected": self.count_rejected}
 
     def _initial(self, now: float) -> WindowState:
         return WindowState(window_index(now, self.window), 0.0)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Decision, Limiter, check_count_rejected, positive
+from .base import Decision, WindowLimiter
 from .fixed_window import window_index
 
 
@@ -30,21 +30,10 @@ class CounterState:
     cur: float
 
 
-class SlidingWindowCounter(Limiter):
+class SlidingWindowCounter(WindowLimiter):
     """Keyed sliding window counter: estimate prev x (1 - elapsed/W) + cur against `limit`."""
 
     name = "sliding-window-counter"
-
-    def __init__(self, limit: float, window: float, count_rejected: bool = False) -> None:
-        super().__init__()
-        self.limit = positive("limit", limit)
-        self.window = positive("window", window)
-        self.count_rejected = check_count_rejected(count_rejected)
-
-    @property
-    def params(self) -> dict:
-        return {"limit": self.limit, "window": self.window,
-                "count_rejected": self.count_rejected}
 
     def _initial(self, now: float) -> CounterState:
         return CounterState(window_index(now, self.window), 0.0, 0.0)

@@ -14,7 +14,7 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
-from .base import Decision, Limiter, check_count_rejected, positive
+from .base import Decision, WindowLimiter
 
 
 @dataclass(slots=True)
@@ -35,21 +35,10 @@ class LogChange:
     entry: tuple[float, float] | None
 
 
-class SlidingWindowLog(Limiter):
+class SlidingWindowLog(WindowLimiter):
     """Keyed exact sliding window: at most `limit` in any window (t - `window`, t]."""
 
     name = "sliding-window-log"
-
-    def __init__(self, limit: float, window: float, count_rejected: bool = False) -> None:
-        super().__init__()
-        self.limit = positive("limit", limit)
-        self.window = positive("window", window)
-        self.count_rejected = check_count_rejected(count_rejected)
-
-    @property
-    def params(self) -> dict:
-        return {"limit": self.limit, "window": self.window,
-                "count_rejected": self.count_rejected}
 
     def _initial(self, now: float) -> Log:
         return Log()
