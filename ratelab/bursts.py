@@ -18,6 +18,7 @@ from typing import Any, Hashable
 
 import numpy as np
 
+from . import metrics
 from .limiters import Limiter
 from .limiters.base import non_negative, positive, whole
 
@@ -71,24 +72,20 @@ def trailing_count(times: np.ndarray, window_s: float, at: np.ndarray | None = N
     """How many of `times` fall in the trailing window (t - window_s, t], for each t in `at`.
 
     `times` must be sorted; `at` defaults to `times` itself (the count each request sees,
-    itself included).
+    itself included). The counting is ``ratelab.metrics.rolling_count``'s.
     """
-    window_s = positive("window_s", window_s)
     times = np.asarray(times, dtype=float)
-    at = times if at is None else np.asarray(at, dtype=float)
-    return (np.searchsorted(times, at, side="right")
-            - np.searchsorted(times, at - window_s, side="right"))
+    return metrics.rolling_count(times, window_s, at=times if at is None else at).to_numpy()
 
 
 def max_in_window(times: np.ndarray, window_s: float) -> int:
-    """The most of `times` that any trailing window (t - window_s, t] holds."""
-    counts = trailing_count(times, window_s)
-    return int(counts.max()) if len(counts) else 0
+    """The most of `times` (sorted) that any trailing window (t - window_s, t] holds."""
+    return metrics.max_in_window(times, window_s).count
 
 
 def spacing(times: np.ndarray) -> np.ndarray:
     """The gaps between consecutive times (sorted first)."""
-    return np.diff(np.sort(np.asarray(times, dtype=float)))
+    return metrics.spacing(np.sort(np.asarray(times, dtype=float)))
 
 
 # ---------------------------------------------------------------- playing a limiter

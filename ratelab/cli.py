@@ -67,7 +67,7 @@ def run_notebooks(args) -> int:
         print(f"executing {path.name} ...", flush=True)
         nb = nbformat.read(path, as_version=4)
         client = type("Client", (NotebookClient,), {"handle_comm_msg": _forget_closed_widgets})
-        client(nb, timeout=args.timeout, kernel_name="python3",
+        client(nb, timeout=args.timeout, kernel_name="python3", record_timing=False,
                resources={"metadata": {"path": str(path.parent)}}).execute()
         nbformat.write(nb, path)
     return 0
