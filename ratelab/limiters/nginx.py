@@ -105,7 +105,7 @@ class NginxLimitReq(Limiter):
             limit=self.limit,
             remaining=max(0, (self.burst * 1000 - kept) // 1000),
             retry_after=0.0 if allowed else self._wait(node, now_ms),
-            reset_after=max(0, -(-kept * 1000 // self.rate_milli) - (now_ms - new.last)) / 1000,
+            reset_after=self._reset(new, now_ms),
             delay=self._delay_ms(excess) / 1000 if allowed else 0.0,
         )
         return decision, new
@@ -120,6 +120,16 @@ class NginxLimitReq(Limiter):
         """Seconds until the node has drained enough for one more request."""
         need = node.excess + 1000 - self.burst * 1000  # thousandths to drain
         ms = -(-need * 1000 // self.rate_milli)  # ceil: rate_milli * ms // 1000 >= need
+        return max(0, node.last + ms - now_ms) / 1000
+
+    def _reset(self, node: Node, now_ms: int) -> float:
+        """Seconds until `node` takes burst + 1 requests at once again.
+
+        The first of them must find the excess at 0 *after* nginx adds its own 1000, so the
+        node must drain ``excess + 1000``, not just ``excess``: a node drained to 0 takes only
+        burst more (a new node starts at 0 with its first request already counted).
+        """
+        ms = -(-(node.excess + 1000) * 1000 // self.rate_milli)  # ceil, as in _wait
         return max(0, node.last + ms - now_ms) / 1000
 
     def _commit(self, key, new: Node, now: float) -> None:

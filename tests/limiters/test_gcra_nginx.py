@@ -121,3 +121,20 @@ def test_gcra_counts_in_whole_nanoseconds_like_redis_cell():
     assert g.allow("k", 0.0).allowed
     assert not g.allow("k", 0.333333332).allowed
     assert g.allow("k", 0.333333333).allowed
+
+
+def test_nginx_reset_after_is_when_burst_plus_one_pass_again():
+    """A node must drain its excess and 1000 more before burst + 1 pass at once again: a
+    node drained only to 0 adds 1000 for the next request and so takes burst, not burst + 1."""
+    run(NginxLimitReq(rate=2, burst=2), [
+        Step(0.0, True, remaining=2, reset_after=0.5),   # a new node: excess 0, not full
+        Step(0.0, True, remaining=1, reset_after=1.0),   # excess 1000
+        Step(0.0, True, remaining=0, reset_after=1.5),   # excess 2000
+        Step(1.0, True, remaining=1, reset_after=1.0),   # 2000 - 2000 + 1000
+    ])
+    n = NginxLimitReq(rate=2, burst=2)
+    n.allow("k", 0.0)
+    assert sum(n.allow("k", 0.499).allowed for _ in range(5)) == 2  # before reset_after
+    n = NginxLimitReq(rate=2, burst=2)
+    n.allow("k", 0.0)
+    assert sum(n.allow("k", 0.5).allowed for _ in range(5)) == 3    # at reset_after

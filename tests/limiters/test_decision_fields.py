@@ -1,0 +1,87 @@
+"""A Decision's numbers, checked by brute force against the limiter's own peek and allow.
+
+For every request of a random schedule, on a copy of the limiter as the request leaves it:
+
+* retry_after: a request of this cost passes at now + retry_after, and not a little before;
+* remaining: exactly that many requests of cost 1 pass at this instant, one after another;
+* reset_after: at now + reset_after a full allowance (limit requests at once) passes, and
+  a little before it does not.
+
+"A little before" is 1 µs (1 ms for nginx, whose clock reads whole milliseconds); "at" allows
+1 ns of float rounding. Limits are whole numbers so that "a full allowance" is a count. Times
+lie on a 1/16-s grid and rates and windows are powers of two, so that float sums are exact and
+a failure is a wrong formula, not a rounding (rounding is test_limiter_float_ties.py's subject).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ratelab.limiters import NginxLimitReq, make
+
+PARAMS = {
+    "token-bucket": [{"rate": 2, "capacity": 3}, {"rate": 0.25, "capacity": 5}],
+    "leaky-bucket": [{"rate": 2, "capacity": 3, "mode": "shape"}, {"rate": 0.5, "capacity": 4}],
+    "fixed-window": [{"limit": 3, "window": 1},
+                     {"limit": 4, "window": 0.5, "count_rejected": True}],
+    "sliding-window-log": [{"limit": 3, "window": 1},
+                           {"limit": 4, "window": 0.5, "count_rejected": True}],
+    "sliding-window-counter": [{"limit": 3, "window": 1}, {"limit": 5, "window": 2},
+                               {"limit": 4, "window": 1, "count_rejected": True}],
+    "gcra": [{"rate": 2, "burst": 2}, {"rate": 4, "burst": 4}],
+    "nginx": [{"rate": 2, "burst": 2}, {"rate": 1, "burst": 0},
+              {"rate": 4, "burst": 3, "nodelay": True}, {"rate": 0.5, "burst": 1}],
+}
+CASES = [(name, p) for name, ps in PARAMS.items() for p in ps]
+ROUNDING = 1e-9
+
+
+@st.composite
+def requests(draw, whole_cost: bool):
+    """(time, cost) pairs, times non-decreasing from a random start, with ties."""
+    t = draw(st.sampled_from([0.0, 0.3, 5.0, -7.25]))
+    out = []
+    for _ in range(draw(st.integers(1, 25))):
+        t += draw(st.sampled_from([0, 0, 1, 2, 4, 8, 16, 28])) / 16
+        cost = 1 if whole_cost else draw(st.sampled_from([1, 1, 2, 0.5]))
+        out.append((t, cost))
+    return out
+
+
+def passing_at_once(limiter, now: float) -> int:
+    """How many requests of cost 1 pass at `now`, one after another (on a copy)."""
+    lim, n = copy.deepcopy(limiter), 0
+    while n <= 100 and lim.allow("k", now).allowed:
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("name, params", CASES,
+                         ids=[f"{n}-{i}" for n, ps in PARAMS.items() for i in range(len(ps))])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_retry_after_remaining_and_reset_after_agree_with_brute_force(name, params, data):
+    lim = make(name, **params)
+    schedule = data.draw(requests(whole_cost=name == "nginx"))
+    before = 1e-3 if isinstance(lim, NginxLimitReq) else 1e-6
+    full = int(lim.limit)
+    for t, cost in schedule:
+        if cost > lim.max_cost:
+            continue
+        d = lim.allow("k", t, cost)
+        where = f"{lim!r} at t={t}, cost={cost}: {d}"
+        if not d.allowed:
+            r = d.retry_after
+            assert lim.peek("k", t + r + ROUNDING, cost).allowed, f"retry_after too early, {where}"
+            if r > before:
+                assert not lim.peek("k", t + r - before, cost).allowed, \
+                    f"retry_after too late, {where}"
+        assert passing_at_once(lim, t) == d.remaining, f"remaining, {where}"
+        ra = d.reset_after
+        assert passing_at_once(lim, t + ra + ROUNDING) == full, f"reset_after too early, {where}"
+        if ra > before:
+            assert passing_at_once(lim, t + ra - before) < full, f"reset_after too late, {where}"
