@@ -62,7 +62,7 @@ def algorithm_of(kind: str) -> str:
 
 
 @st.composite
-def traces(draw, max_cost: float) -> Trace:
+def traces(draw, max_cost: float, whole: bool = False) -> Trace:
     """Random traces: 1 to 40 keys, ties, dyadic gaps landing on boundaries, long idle gaps."""
     n = draw(st.integers(0, 150))
     n_keys = draw(st.sampled_from([1, 2, 3, 5, 12, 40]))
@@ -72,7 +72,9 @@ def traces(draw, max_cost: float) -> Trace:
     key = np.array(draw(st.lists(st.integers(0, n_keys - 1), min_size=n, max_size=n)),
                    dtype=np.int32)
     cost = None
-    if max_cost < 1 or draw(st.booleans()):  # below 1 only a cost column can pass
+    if whole:  # nginx counts requests: a cost column of ones, or none
+        cost = np.ones(n) if draw(st.booleans()) else None
+    elif max_cost < 1 or draw(st.booleans()):  # below 1 only a cost column can pass
         cost = np.minimum(draw(st.lists(st.sampled_from(COSTS), min_size=n, max_size=n)),
                           max_cost)
     return Trace(time, key, cost, [f"k{i}" for i in range(n_keys)])
@@ -103,7 +105,7 @@ def test_compiled_equals_reference_on_random_traces(kind):
     @given(params=ALGORITHMS[kind], data=st.data())
     def check(params, data):
         limiter = make(algorithm_of(kind), **params)
-        trace = data.draw(traces(limiter.max_cost))
+        trace = data.draw(traces(limiter.max_cost, whole=limiter.name == "nginx"))
         compiled, reference = both(limiter, trace, details=True)
         assert_same(compiled, reference)
         lean = replay(limiter, trace, progress=False)  # details=False: the same three columns
@@ -265,6 +267,18 @@ def default_params(name: str) -> dict:
     if name in ("gcra", "nginx"):
         return {"rate": 1, "burst": 1}
     return {"limit": 2, "window": 1}
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_nginx_refuses_a_cost_column_other_than_one(engine):
+    """nginx counts requests: a cost of 0.5 must not pass as one request, in either engine."""
+    trace = Trace(np.array([0.0, 1.0, 2.0]), np.zeros(3, dtype=np.int32),
+                  np.array([1.0, 0.5, 1.0]))
+    with pytest.raises(ValueError, match=r"cost\[1\]=0.5"):
+        replay(make("nginx", rate=1, burst=1), trace, engine=engine, progress=False)
+    ones = Trace(trace.time, trace.key, np.ones(3))
+    assert replay(make("nginx", rate=1, burst=1), ones, engine=engine,
+                  progress=False).allowed.tolist() == [True, True, True]
 
 
 @pytest.mark.parametrize("engine", ["compiled", "reference"])

@@ -84,6 +84,13 @@ class NginxLimitReq(Limiter):
     def max_cost(self) -> float:
         return 1.0  # nginx counts requests, one at a time
 
+    def _arguments(self, key, now, cost):
+        now, cost = super()._arguments(key, now, cost)
+        if cost != 1.0:  # below 1 would otherwise pass silently as a whole request
+            raise ValueError(f"cost={cost!r}: nginx counts requests, one at a time "
+                             "(cost must be 1)")
+        return now, cost
+
     def _initial(self, now: float) -> None:
         return None  # no node yet
 

@@ -171,6 +171,12 @@ def check_costs(limiter: Limiter, trace: Trace) -> None:
             raise ValueError(f"cost=1 is above what {limiter.name} can ever admit "
                              f"({limiter.max_cost!r}): such a request would be rejected forever")
         return
+    if isinstance(limiter, NginxLimitReq):  # requests, not costs: the kernel reads no cost
+        other = np.flatnonzero(trace.cost != 1.0)
+        if len(other):
+            i = int(other[0])
+            raise ValueError(f"cost[{i}]={float(trace.cost[i])!r}: nginx counts requests, one "
+                             f"at a time (cost must be 1; {len(other):,} requests differ)")
     over = np.flatnonzero(trace.cost > limiter.max_cost)
     if len(over):
         i = int(over[0])

@@ -103,9 +103,15 @@ def test_nginx_bad_parameters(kwargs, word):
         NginxLimitReq(**kwargs)
 
 
-def test_nginx_counts_requests_not_costs():
+@pytest.mark.parametrize("cost", [2, 0.5, 0.999])
+def test_nginx_counts_requests_not_costs(cost):
+    """nginx has no cost: a cost below 1 is not silently counted as one request."""
+    n = NginxLimitReq(rate=1, burst=5)
+    with pytest.raises(ValueError, match=rf"cost={float(cost)!r}"):
+        n.allow("k", 0.0, cost=cost)
     with pytest.raises(ValueError, match="cost"):
-        NginxLimitReq(rate=1, burst=5).allow("k", 0.0, cost=2)
+        n.peek("k", 0.0, cost=cost)
+    assert n.allow("k", 0.0, cost=1.0).allowed
 
 
 @pytest.mark.parametrize("rate, burst", [(10, 19), (3, 5), (100, 99), (0.3, 7), (7, 0)])
