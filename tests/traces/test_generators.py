@@ -151,6 +151,20 @@ def test_boundary_attack_passes_a_fixed_window_twice_over():
     assert sum(log.allow("a", now).allowed for now in t.time) == 100
 
 
+@pytest.mark.parametrize("limit, window_s, k", [(5, 0.1, 96034), (3, 0.7, 495746),
+                                                (4, 1 / 7, 977112), (2, 0.3, 7)])
+def test_boundary_attack_straddles_the_boundary_the_fixed_window_computes(limit, window_s, k):
+    """k x W in floating point can fall in window k - 1 as floor(t / W) sees it (96034 x 0.1
+    / 0.1 < 96034): the attack must still put `limit` requests on each side of the boundary
+    the limiter computes, so that a fixed window admits all 2 x limit."""
+    for spread_s in (window_s / 2, window_s):
+        t = g.boundary_attack(limit, window_s, boundary_s=k * window_s, spread_s=spread_s)
+        index = np.floor(t.time / window_s)
+        assert index.tolist() == [k - 1] * limit + [k] * limit
+        fw = make("fixed-window", limit=limit, window=window_s)
+        assert all(fw.allow("a", now).allowed for now in t.time)
+
+
 def test_boundary_attack_later_boundary():
     t = g.boundary_attack(3, 10.0, boundary_s=30.0, spread_s=1.5)
     np.testing.assert_allclose(t.time, [28.5, 29.0, 29.5, 30.0, 30.5, 31.0])
