@@ -20,7 +20,8 @@ import numpy as np
 
 from . import metrics
 from .limiters import Limiter
-from .limiters.base import non_negative, positive, whole
+from .limiters.base import finite_time, non_negative, positive, whole
+from .limiters.fixed_window import window_start
 
 
 # ---------------------------------------------------------------- schedules
@@ -47,11 +48,19 @@ def boundary_attack(limit: int, window_s: float, boundary: float,
     """`limit` requests in the `lead_s` before `boundary` and `limit` more in the `lead_s` after.
 
     Against a fixed window of `limit` per `window_s` whose window ends at `boundary`, all
-    2 x `limit` pass: each window sees only `limit`. `lead_s` defaults to a tenth of the window.
+    2 x `limit` pass: each window sees only `limit`. `lead_s` defaults to a tenth of the window
+    and must not exceed it. A `boundary` that is a multiple of `window_s` is taken where the
+    fixed window computes it (``floor(t / window_s)``; in floats k x W can fall short of it).
     """
     limit = whole("limit", limit)
     window_s = positive("window_s", window_s)
     lead_s = window_s / 10 if lead_s is None else positive("lead_s", lead_s)
+    if lead_s > window_s:
+        raise ValueError(f"lead_s must be at most window_s={window_s!r}, got {lead_s!r}")
+    boundary = finite_time(boundary, "boundary")
+    k = round(boundary / window_s)
+    if abs(boundary / window_s - k) <= 1e-9:
+        boundary = window_start(k, window_s)
     step = lead_s / limit
     before = boundary - lead_s + step * np.arange(limit)
     after = boundary + step * np.arange(limit)

@@ -28,6 +28,22 @@ def test_bad_input_names_the_parameter(bad, call):
         call()
 
 
+def test_boundary_attack_passes_whole_where_k_times_w_falls_short_in_floats():
+    """96034 x 0.1 is in window 96033 as floor(t / 0.1) computes it: the second half must
+    start where the fixed window starts its window, or half of it is refused."""
+    t = boundary_attack(limit=5, window_s=0.1, boundary=96034 * 0.1, lead_s=0.05)
+    assert np.floor(t / 0.1).tolist() == [96033] * 5 + [96034] * 5
+    assert play(make("fixed-window", limit=5, window=0.1), t).allowed.all()
+
+
+@pytest.mark.parametrize("kwargs, word", [({"lead_s": 1.5}, "lead_s"),
+                                          ({"boundary": float("nan")}, "boundary")])
+def test_boundary_attack_refuses_what_would_not_straddle_one_boundary(kwargs, word):
+    """A lead longer than the window spreads each half over two windows: not the attack."""
+    with pytest.raises(ValueError, match=word):
+        boundary_attack(**{"limit": 3, "window_s": 1.0, "boundary": 2.0, **kwargs})
+
+
 def test_boundary_attack_straddles_the_boundary():
     t = boundary_attack(limit=4, window_s=1.0, boundary=2.0, lead_s=0.2)
     assert t.tolist() == pytest.approx([1.8, 1.85, 1.9, 1.95, 2.0, 2.05, 2.1, 2.15])

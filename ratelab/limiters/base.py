@@ -85,14 +85,14 @@ def whole(name: str, value: Any, *, minimum: int = 1) -> int:
     return int(x)
 
 
-def finite_time(now: Any) -> float:
-    """`now` as a float, or ValueError unless it is a finite number of seconds."""
+def finite_time(now: Any, name: str = "now") -> float:
+    """`now` as a float, or ValueError naming `name` unless it is a finite number of seconds."""
     try:
         t = float(now)
     except (TypeError, ValueError):
-        raise ValueError(f"now must be a time in seconds, got {now!r}") from None
+        raise ValueError(f"{name} must be a time in seconds, got {now!r}") from None
     if not math.isfinite(t):
-        raise ValueError(f"now must be a finite time in seconds, got {now!r}")
+        raise ValueError(f"{name} must be a finite time in seconds, got {now!r}")
     return t
 
 

@@ -22,6 +22,20 @@ def window_index(now: Seconds, window: Seconds) -> int:
     return math.floor(now / window)
 
 
+def window_start(k: int, window: Seconds) -> float:
+    """The first time that falls in calendar window k (window_index(t) == k).
+
+    In floating point that is not always k x W: 96034 x 0.1 / 0.1 falls just short of 96034,
+    so 96034 x 0.1 is still in window 96033. Boundary attacks start their second half here.
+    """
+    t = k * window
+    while math.floor(t / window) < k:
+        t = math.nextafter(t, math.inf)
+    while math.floor(math.nextafter(t, -math.inf) / window) >= k:
+        t = math.nextafter(t, -math.inf)
+    return t
+
+
 @dataclass(frozen=True, slots=True)
 class WindowState:
     """The count in window number `index`."""

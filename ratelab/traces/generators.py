@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..limiters.fixed_window import window_start
 from .trace import Trace
 
 __all__ = ["poisson", "on_off", "periodic", "flood", "gentle", "boundary_attack",
@@ -285,19 +286,6 @@ def gentle(rate_per_s, duration_s, rng: np.random.Generator, *, jitter: float = 
                     n_sources=n)
 
 
-def _window_start(k: int, window_s: float) -> float:
-    """The first time t that a fixed window puts in window k (floor(t / W) == k).
-
-    In floating point that is not always k x W: 96034 x 0.1 / 0.1 falls just short of 96034.
-    """
-    t = k * window_s
-    while np.floor(t / window_s) < k:
-        t = np.nextafter(t, np.inf)
-    while np.floor(np.nextafter(t, -np.inf) / window_s) >= k:
-        t = np.nextafter(t, -np.inf)
-    return float(t)
-
-
 def boundary_attack(limit: int, window_s: float, *, boundary_s: float | None = None,
                     spread_s: float | None = None, key_offset: int = 0) -> Trace:
     """The fixed window's worst case: `limit` requests just before a boundary, `limit` after.
@@ -318,14 +306,14 @@ def boundary_attack(limit: int, window_s: float, *, boundary_s: float | None = N
     if not np.isfinite(b) or abs(b / w - round(b / w)) > 1e-9:
         raise ValueError(f"boundary_s must be a multiple of window_s={w!r}, got {boundary_s!r}")
     k = round(b / w)
-    b = _window_start(k, w)
+    b = window_start(k, w)
     s = w / 60 if spread_s is None else float(spread_s)
     if not (np.isfinite(s) and 0 < s <= w):
         raise ValueError(f"spread_s must be in (0, window_s={w!r}], got {spread_s!r}")
     limit = int(limit)
     i = np.arange(limit)
     before = b - s * (limit - i) / limit  # last one at b - s/limit < b
-    before = np.maximum(before, _window_start(k - 1, w))  # spread_s = window_s: not in k - 2
+    before = np.maximum(before, window_start(k - 1, w))  # spread_s = window_s: not in k - 2
     after = b + s * i / limit             # first one exactly at the boundary
     koff = _key_offset(key_offset)
     time = np.concatenate([before, after])
