@@ -12,6 +12,28 @@ from typing import Iterable, Sequence
 import numpy as np
 
 
+KEY_MAX = np.iinfo(np.int32).max
+
+
+def _key_ids(key) -> np.ndarray:
+    """`key` as an array of whole numbers that int32 holds; ValueError naming key otherwise.
+
+    A cast alone would wrap 2**32 + 1 to 1 and truncate 1.5 to 1: two sources made one.
+    """
+    key = np.asarray(key)
+    if key.dtype == np.int32 or key.size == 0 or key.dtype.kind == "b":
+        return key
+    if key.dtype.kind == "f":
+        bad = ~np.isfinite(key) | (key != np.floor(key))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"key must be whole numbers, got key[{i}] = {key[i]!r}")
+    if key.dtype.kind in "iuf" and key.max() > KEY_MAX:
+        i = int(np.argmax(key))
+        raise ValueError(f"key must be at most {KEY_MAX} (int32), got key[{i}] = {key[i]!r}")
+    return key
+
+
 @dataclass(frozen=True)
 class Trace:
     """Requests in time order: ``time[i]`` (s), ``key[i]`` (source id), ``cost[i]`` (or all 1).
@@ -29,7 +51,7 @@ class Trace:
 
     def __post_init__(self) -> None:
         time = np.ascontiguousarray(self.time, dtype=np.float64)
-        key = np.ascontiguousarray(self.key, dtype=np.int32)
+        key = np.ascontiguousarray(_key_ids(self.key), dtype=np.int32)
         object.__setattr__(self, "time", time)
         object.__setattr__(self, "key", key)
         if time.ndim != 1 or key.shape != time.shape:
@@ -73,7 +95,7 @@ class Trace:
         them (0 when already sorted).
         """
         time = np.asarray(time, dtype=np.float64)
-        key = np.asarray(key, dtype=np.int32)
+        key = _key_ids(key)
         meta = dict(meta or {})
         back = int(np.count_nonzero(np.diff(time) < 0)) if len(time) > 1 else 0
         meta.setdefault("out_of_order", back)
@@ -176,6 +198,13 @@ def merge(traces: Sequence[Trace]) -> Trace:
     When every trace has key names, the result names each key after the trace it came from
     (so generated sources numbered with ``key_offset`` keep their names).
     """
+    used = [np.unique(t.key) for t in traces]
+    ids, counts = np.unique(np.concatenate(used or [np.empty(0, np.int32)]), return_counts=True)
+    if np.any(counts > 1):
+        k = int(ids[np.argmax(counts > 1)])
+        both = [n for n, u in enumerate(used) if k in u][:2]
+        raise ValueError(f"traces {both[0]} and {both[1]} both use key id {k}: merge needs "
+                         "disjoint ids (give generators a key_offset)")
     time = np.concatenate([t.time for t in traces])
     key = np.concatenate([t.key for t in traces])
     cost = (None if all(t.cost is None for t in traces)

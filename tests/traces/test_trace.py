@@ -28,6 +28,8 @@ def test_from_arrays_sorts_stably_and_counts_disorder():
     ([0.0, 1.0], [0, -1], None, "key"),
     ([0.0, 1.0], [0, 0], [1.0, 0.0], "cost"),
     ([0.0, 1.0], [0], None, "one length"),
+    ([0.0, 1.0], [0, 2**32 + 1], None, "key"),   # would wrap to 1 in int32
+    ([0.0, 1.0], [0, 1.5], None, "key"),         # would truncate to 1
 ])
 def test_bad_columns_are_refused(time, key, cost, match):
     with pytest.raises(ValueError, match=match):
@@ -57,3 +59,13 @@ def test_merge_keeps_generated_names():
     assert list(t.key_names) == ["poisson 0", "poisson 1", "periodic 2", "periodic 3"]
     unnamed = merge([Trace(np.array([1.0]), np.array([0])), bots])
     assert unnamed.key_names is None
+
+
+def test_merge_refuses_traces_that_share_a_key_id():
+    """Two generators left at key_offset=0 both send as key 0: merged, they would silently
+    become one source (under one of the two names)."""
+    rng = np.random.default_rng(3)
+    a, b = g.poisson(5.0, 10, rng), g.flood(2.0, 10)
+    with pytest.raises(ValueError, match="key_offset"):
+        merge([a, b])
+    assert merge([a, g.flood(2.0, 10, key_offset=1)]).n_keys == 2
