@@ -223,7 +223,8 @@ def _nasa_tsv_parser():
         try:
             t = int(f[2])
             int(f[5])
-            int(f[6])
+            if f[6] != "-":  # no bytes sent (a 304): "-", as in CLF
+                int(f[6])
         except ValueError:
             return None
         return f[0], float(t)

@@ -87,6 +87,16 @@ def test_nasa_tsv_header_and_epoch_seconds(tmp_path):
     np.testing.assert_array_equal(t.time, [807249601.0, 807249607.0])
 
 
+def test_nasa_tsv_bytes_unknown_is_a_request_as_in_clf(tmp_path):
+    """CLF writes "-" for no bytes and the loader takes the line; the TSV must not drop it."""
+    lines = ["host\tlogname\ttime\tmethod\turl\tresponse\tbytes",
+             "a\t-\t807249601\tGET\t/\t304\t-",
+             "b\t-\t807249602\tGET\t/\t200\tx"]
+    r = load_quiet(write(tmp_path, "n.tsv", lines)).meta["report"]
+    assert (r.requests, r.malformed) == (1, 1)
+    assert r.malformed_examples == [(3, lines[2])]
+
+
 def test_detect_format():
     assert detect_format(CLF[0]) == "clf"
     assert detect_format('h [29:23:53:25] "GET / HTTP/1.0" 200 1') == "epa"
