@@ -269,6 +269,30 @@ def default_params(name: str) -> dict:
     return {"limit": 2, "window": 1}
 
 
+@pytest.mark.parametrize("name, params, start, gap", [
+    ("token-bucket", {"rate": 10, "capacity": 1}, 1000.3, 0.05),
+    ("leaky-bucket", {"rate": 7, "capacity": 1}, 1000.3, 0.05),
+    ("fixed-window", {"limit": 1, "window": 0.7}, 1000.3, 0.05),
+    ("sliding-window-log", {"limit": 3, "window": 0.7}, 1000.3, 0.03),
+    ("sliding-window-counter", {"limit": 3, "window": 0.3}, 1000.3, 0.05),
+    ("gcra", {"rate": 3, "burst": 0}, 1.7e9 + 0.3, 0.05),
+])
+def test_retry_after_nudged_past_float_rounding_as_the_reference_does(name, params, start, gap):
+    """Requests paced at about the limit, at awkward times: many a closed-form wait falls an
+    ulp short there, and the kernels must step it up exactly as base.earliest does."""
+    n = 3000
+    time = start + np.arange(n) * gap + np.repeat([0.0, 1e-3], n // 2)
+    trace = Trace(time, (np.arange(n) % 2).astype(np.int32))
+    compiled, reference = both(make(name, **params), trace, details=True)
+    assert_same(compiled, reference)
+    lim = make(name, **params)
+    for t, k, ok, r in zip(time, trace.key, reference.allowed, reference.retry_after):
+        if not ok:
+            assert lim.peek(int(k), t + r).allowed, (t, k, r)
+        lim.allow(int(k), t)
+    assert reference.n_rejected > 0
+
+
 @pytest.mark.parametrize("engine", ["compiled", "reference"])
 def test_nginx_refuses_a_cost_column_other_than_one(engine):
     """nginx counts requests: a cost of 0.5 must not pass as one request, in either engine."""

@@ -34,7 +34,8 @@ class Decision:
     allowed      whether the request passes.
     limit        the most the limiter admits at once (capacity, limit, burst + 1 ...).
     remaining    whole requests of cost 1 that would still pass at this instant, after this one.
-    retry_after  seconds until a request of this cost would pass; 0 when allowed.
+    retry_after  seconds until a request of this cost would pass; 0 when allowed. A request
+                 sent at exactly now + retry_after passes (float rounding included).
     reset_after  seconds until the full allowance is back (0 when it already is).
     delay        seconds the request is held before it is served (shaping, nginx); else 0.
     """
@@ -94,6 +95,32 @@ def finite_time(now: Any, name: str = "now") -> float:
     if not math.isfinite(t):
         raise ValueError(f"{name} must be a finite time in seconds, got {now!r}")
     return t
+
+
+# ---------------------------------------------------------------- float rounding
+
+NUDGES = 64
+"""How many float steps `earliest` tries past a computed wait (one or two are ever needed)."""
+
+
+def earliest(now: float, wait: float, passes) -> float:
+    """`wait`, or the least float above it for which ``passes(now + wait)`` holds.
+
+    A wait computed in closed form, such as (cost - tokens) / rate, can fall an ulp short once
+    a client adds it to `now` and the limiter recomputes its state there: the request is then
+    refused again at exactly now + retry_after. This steps the instant now + wait up, one float
+    at a time, until the limiter's own arithmetic (`passes`) admits it. The compiled replay
+    repeats the same steps.
+    """
+    if passes(now + wait):
+        return wait
+    t = now + wait
+    for _ in range(NUDGES):
+        t = math.nextafter(t, math.inf)
+        wait = t - now
+        if passes(now + wait):
+            return wait
+    return wait
 
 
 # ---------------------------------------------------------------- the keyed limiter

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Decision, Seconds, WindowLimiter
+from .base import Decision, Seconds, WindowLimiter, earliest
 
 
 def window_index(now: Seconds, window: Seconds) -> int:
@@ -61,7 +61,8 @@ class FixedWindow(WindowLimiter):
         allowed = count + cost <= self.limit
         after = count + cost if (allowed or self.count_rejected) else count
         window_end = (k + 1) * self.window - now
-        retry = 0.0 if allowed else window_end  # the next window starts empty
+        retry = 0.0 if allowed else earliest(  # the next window starts empty
+            now, window_end, lambda t: window_index(t, self.window) > k)
         decision = Decision(
             allowed=allowed,
             limit=self.limit,

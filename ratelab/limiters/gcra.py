@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from .base import Decision, Limiter, PerSecond, positive, whole
+from .base import Decision, Limiter, PerSecond, earliest, positive, whole
 
 
 NS = 1_000_000_000
@@ -61,10 +61,16 @@ class GCRA(Limiter):
             allowed=allowed,
             limit=self.limit,
             remaining=max(0, slack) // self.period_ns,
-            retry_after=0.0 if allowed else (allow_at - now_ns) / NS,
+            retry_after=0.0 if allowed else earliest(
+                now, (allow_at - now_ns) / NS, lambda t: self._passes(kept, t, cost)),
             reset_after=max(0, kept - now_ns) / NS,
         )
         return decision, kept
+
+    def _passes(self, tat: int, now: float, cost: float) -> bool:
+        """Whether a request of `cost` at `now` passes against `tat` (as `_check` decides)."""
+        now_ns = to_ns(now)
+        return now_ns >= max(tat, now_ns) + round(cost * self.period_ns) - self.tolerance_ns
 
     def _inspect(self, tat: int, now: float) -> dict:
         now_ns = to_ns(now)

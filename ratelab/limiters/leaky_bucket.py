@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Decision, Limiter, PerSecond, Seconds, positive
+from .base import Decision, Limiter, PerSecond, Seconds, earliest, positive
 
 MODES = ("police", "shape")
 
@@ -64,16 +64,19 @@ class LeakyBucket(Limiter):
         level = self._level(state, now)
         allowed = level + cost <= self.capacity
         after = level + cost if allowed else level
+        new = MeterState(after, now)
         decision = Decision(
             allowed=allowed,
             limit=self.capacity,
             remaining=int(math.floor(self.capacity - after)),
-            retry_after=0.0 if allowed else (level + cost - self.capacity) / self.rate,
+            retry_after=0.0 if allowed else earliest(
+                now, (level + cost - self.capacity) / self.rate,
+                lambda t: self._level(new, t) + cost <= self.capacity),
             reset_after=after / self.rate,
             # the shaper serves the queue first: `level` units ahead at `rate` per second
             delay=level / self.rate if allowed and self.mode == "shape" else 0.0,
         )
-        return decision, MeterState(after, now)
+        return decision, new
 
     def _inspect(self, state: MeterState, now: float) -> dict:
         level = self._level(state, now)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Decision, WindowLimiter
+from .base import Decision, WindowLimiter, earliest
 from .fixed_window import window_index
 
 
@@ -71,9 +71,17 @@ class SlidingWindowCounter(WindowLimiter):
         """Seconds until a request of `cost` fits, if nothing else arrives."""
         w = self.window
         if cur + cost <= self.limit and prev > 0:  # within this window, as prev fades
-            return k * w + w * (1.0 - (self.limit - cur - cost) / prev) - now
-        fade = max(0.0, 1.0 - (self.limit - cost) / cur) if cur > 0 else 0.0
-        return (k + 1) * w + w * fade - now  # in the next window, as cur fades
+            wait = k * w + w * (1.0 - (self.limit - cur - cost) / prev) - now
+        else:
+            fade = max(0.0, 1.0 - (self.limit - cost) / cur) if cur > 0 else 0.0
+            wait = (k + 1) * w + w * fade - now  # in the next window, as cur fades
+        state = CounterState(k, prev, cur)
+        return earliest(now, wait, lambda t: self._estimate(state, t) + cost <= self.limit)
+
+    def _estimate(self, state: CounterState, now: float) -> float:
+        """prev x weight + cur as `_check` computes it at `now`."""
+        s = self._roll(state, now)
+        return s.prev * self._weight(s.index, now) + s.cur
 
     def _reset(self, k: int, prev: float, cur: float, now: float) -> float:
         """Seconds until the estimate is back to zero."""

@@ -14,7 +14,7 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
-from .base import Decision, WindowLimiter
+from .base import Decision, WindowLimiter, earliest
 
 
 @dataclass(slots=True)
@@ -82,8 +82,8 @@ class SlidingWindowLog(WindowLimiter):
         entries = list(log.entries)[expired:] + ([(now, cost)] if self.count_rejected else [])
         for t, c in entries:
             need -= c
-            if need <= 0:
-                return t + self.window - now
+            if need <= 0:  # when t has left (T - W, T]: t <= T - W
+                return earliest(now, t + self.window - now, lambda T: t <= T - self.window)
         return self.window  # unreachable while cost <= limit
 
     def _commit(self, key, change: LogChange, now: float) -> None:

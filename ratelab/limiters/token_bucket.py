@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Decision, Limiter, PerSecond, Seconds, positive
+from .base import Decision, Limiter, PerSecond, Seconds, earliest, positive
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,9 @@ class TokenBucket(Limiter):
     def _check(self, state: BucketState, now: float, cost: float) -> tuple[Decision, BucketState]:
         new, allowed = take(state, now, cost, rate=self.rate, capacity=self.capacity)
         tokens = new.tokens
-        retry = 0.0 if allowed else (cost - tokens) / self.rate
+        retry = 0.0 if allowed else earliest(
+            now, (cost - tokens) / self.rate,
+            lambda t: refill(new, t, rate=self.rate, capacity=self.capacity) >= cost)
         decision = Decision(
             allowed=allowed,
             limit=self.capacity,

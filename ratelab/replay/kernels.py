@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit
 
 EXPIRE_IDLE_MS = 60_000  # nginx deletes LRU nodes idle this long (ratelab.limiters.nginx)
+NUDGES = 64  # ratelab.limiters.base.NUDGES: float steps tried past a computed retry_after
 
 
 def record(itemsize: int, **fields) -> np.dtype:
@@ -103,7 +104,28 @@ def token_bucket(time, key, cost, unit, state, rate, capacity,
         allowed[i] = ok
         if details:
             remaining[i] = math.floor(tokens)
-            retry_after[i] = 0.0 if ok else (c - tokens) / rate
+            retry_after[i] = 0.0 if ok else _token_bucket_wait(now, (c - tokens) / rate,
+                                                               tokens, c, rate, capacity)
+
+
+@njit(cache=True)
+def _token_bucket_passes(t, last, tokens, c, rate, capacity):
+    """refill(state, t) >= c, as TokenBucket decides at time t."""
+    return min(capacity, tokens + max(0.0, t - last) * rate) >= c
+
+
+@njit(cache=True)
+def _token_bucket_wait(now, wait, tokens, c, rate, capacity):
+    """base.earliest for the token bucket: `wait`, nudged until now + wait passes."""
+    if _token_bucket_passes(now + wait, now, tokens, c, rate, capacity):
+        return wait
+    t = now + wait
+    for _ in range(NUDGES):
+        t = np.nextafter(t, np.inf)
+        wait = t - now
+        if _token_bucket_passes(now + wait, now, tokens, c, rate, capacity):
+            return wait
+    return wait
 
 
 # ---------------------------------------------------------------- leaky bucket
@@ -134,7 +156,28 @@ def leaky_bucket(time, key, cost, unit, state, rate, capacity, shape,
             delay[i] = level / rate
         if details:
             remaining[i] = math.floor(capacity - after)
-            retry_after[i] = 0.0 if ok else (level + c - capacity) / rate
+            retry_after[i] = 0.0 if ok else _leaky_bucket_wait(
+                now, (level + c - capacity) / rate, after, c, rate, capacity)
+
+
+@njit(cache=True)
+def _leaky_bucket_passes(t, last, level, c, rate, capacity):
+    """LeakyBucket._level(state, t) + c <= capacity."""
+    return max(0.0, level - max(0.0, t - last) * rate) + c <= capacity
+
+
+@njit(cache=True)
+def _leaky_bucket_wait(now, wait, level, c, rate, capacity):
+    """base.earliest for the leaky bucket."""
+    if _leaky_bucket_passes(now + wait, now, level, c, rate, capacity):
+        return wait
+    t = now + wait
+    for _ in range(NUDGES):
+        t = np.nextafter(t, np.inf)
+        wait = t - now
+        if _leaky_bucket_passes(now + wait, now, level, c, rate, capacity):
+            return wait
+    return wait
 
 
 # ---------------------------------------------------------------- fixed window
@@ -158,7 +201,22 @@ def fixed_window(time, key, cost, unit, state, limit, window,
         allowed[i] = ok
         if details:
             remaining[i] = math.floor(max(0.0, limit - after))
-            retry_after[i] = 0.0 if ok else (w + 1) * window - now
+            retry_after[i] = 0.0 if ok else _fixed_window_wait(now, (w + 1) * window - now, w,
+                                                               window)
+
+
+@njit(cache=True)
+def _fixed_window_wait(now, wait, w, window):
+    """base.earliest for the fixed window: until now + wait lies in a later window than w."""
+    if np.floor((now + wait) / window) > w:
+        return wait
+    t = now + wait
+    for _ in range(NUDGES):
+        t = np.nextafter(t, np.inf)
+        wait = t - now
+        if np.floor((now + wait) / window) > w:
+            return wait
+    return wait
 
 
 # ---------------------------------------------------------------- sliding window log
@@ -232,13 +290,27 @@ def sliding_log(time, key, cost, unit, offset, cost_all, state, link, limit, win
                 while j >= 0:
                     need -= 1.0 if unit else cost_all[j]
                     if need <= 0:
-                        wait = t + window - now
+                        wait = _sliding_log_wait(now, t + window - now, t, window)
                         break
                     if j == s.tail:
                         break
                     t = link[j].time
                     j = link[j].next
                 retry_after[i] = wait
+
+
+@njit(cache=True)
+def _sliding_log_wait(now, wait, t_left, window):
+    """base.earliest for the sliding log: until the entry at t_left is out, t_left <= T - W."""
+    if t_left <= (now + wait) - window:
+        return wait
+    t = now + wait
+    for _ in range(NUDGES):
+        t = np.nextafter(t, np.inf)
+        wait = t - now
+        if t_left <= (now + wait) - window:
+            return wait
+    return wait
 
 
 # ---------------------------------------------------------------- sliding window counter
@@ -248,9 +320,33 @@ def sliding_log(time, key, cost, unit, offset, cost_all, state, link, limit, win
 def _counter_wait(w, window, limit, prev, cur, now, c):
     """SlidingWindowCounter._wait: seconds until a request of cost `c` fits."""
     if cur + c <= limit and prev > 0:
-        return w * window + window * (1.0 - (limit - cur - c) / prev) - now
-    fade = max(0.0, 1.0 - (limit - c) / cur) if cur > 0 else 0.0
-    return (w + 1) * window + window * fade - now
+        wait = w * window + window * (1.0 - (limit - cur - c) / prev) - now
+    else:
+        fade = max(0.0, 1.0 - (limit - c) / cur) if cur > 0 else 0.0
+        wait = (w + 1) * window + window * fade - now
+    if _counter_passes(now + wait, w, window, limit, prev, cur, c):
+        return wait
+    t = now + wait
+    for _ in range(NUDGES):
+        t = np.nextafter(t, np.inf)
+        wait = t - now
+        if _counter_passes(now + wait, w, window, limit, prev, cur, c):
+            return wait
+    return wait
+
+
+@njit(cache=True)
+def _counter_passes(t, w, window, limit, prev, cur, c):
+    """SlidingWindowCounter._estimate(state, t) + c <= limit."""
+    wt = np.floor(t / window)
+    p = 0.0
+    q = 0.0
+    if wt == w:
+        p = prev
+        q = cur
+    elif w + 1 == wt:
+        p = cur
+    return p * (1.0 - (t - wt * window) / window) + q + c <= limit
 
 
 @njit(cache=True)
@@ -311,7 +407,29 @@ def gcra(time, key, cost, unit, state, period_ns, tolerance_ns,
         if details:
             slack = now_ns - (kept - tolerance_ns)
             remaining[i] = max(0, slack) // period_ns
-            retry_after[i] = 0.0 if ok else (allow_at - now_ns) / NS
+            retry_after[i] = 0.0 if ok else _gcra_wait(time[i], (allow_at - now_ns) / NS, kept,
+                                                        c, period_ns, tolerance_ns)
+
+
+@njit(cache=True)
+def _gcra_passes(t, tat, c, period_ns, tolerance_ns):
+    """GCRA._passes: a request of cost c at time t against the TAT."""
+    t_ns = math.floor(t * 1e9 + 0.5)
+    return t_ns >= max(tat, t_ns) + round(c * period_ns) - tolerance_ns
+
+
+@njit(cache=True)
+def _gcra_wait(now, wait, tat, c, period_ns, tolerance_ns):
+    """base.earliest for GCRA."""
+    if _gcra_passes(now + wait, tat, c, period_ns, tolerance_ns):
+        return wait
+    t = now + wait
+    for _ in range(NUDGES):
+        t = np.nextafter(t, np.inf)
+        wait = t - now
+        if _gcra_passes(now + wait, tat, c, period_ns, tolerance_ns):
+            return wait
+    return wait
 
 
 # ---------------------------------------------------------------- nginx limit_req

@@ -85,3 +85,39 @@ def test_retry_after_remaining_and_reset_after_agree_with_brute_force(name, para
         assert passing_at_once(lim, t + ra + ROUNDING) == full, f"reset_after too early, {where}"
         if ra > before:
             assert passing_at_once(lim, t + ra - before) < full, f"reset_after too late, {where}"
+
+
+# Awkward rates, windows and times (not exact in binary): here a closed-form wait can fall an
+# ulp short once a client adds it to now — 0.44 s computed, refused again at now + 0.44 s.
+AWKWARD = [
+    ("token-bucket", {"rate": 0.3, "capacity": 5}), ("token-bucket", {"rate": 10, "capacity": 4}),
+    ("token-bucket", {"rate": 1e-3, "capacity": 3}),
+    ("leaky-bucket", {"rate": 0.7, "capacity": 4}),
+    ("leaky-bucket", {"rate": 7, "capacity": 3, "mode": "shape"}),
+    ("fixed-window", {"limit": 5, "window": 0.7, "count_rejected": True}),
+    ("fixed-window", {"limit": 3, "window": 0.013}),
+    ("sliding-window-log", {"limit": 4, "window": 0.7, "count_rejected": True}),
+    ("sliding-window-log", {"limit": 3, "window": 0.3}),
+    ("sliding-window-counter", {"limit": 5, "window": 0.7}),
+    ("sliding-window-counter", {"limit": 3, "window": 0.05}),
+    ("sliding-window-counter", {"limit": 4, "window": 0.3, "count_rejected": True}),
+    ("gcra", {"rate": 3, "burst": 4}), ("gcra", {"rate": 1e-3, "burst": 2}),
+    ("gcra", {"rate": 0.7, "burst": 0}),
+    ("nginx", {"rate": 3, "burst": 3}),
+]
+
+
+@pytest.mark.parametrize("name, params", AWKWARD, ids=[f"{n}-{i}" for i, (n, _) in
+                                                       enumerate(AWKWARD)])
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_a_request_sent_exactly_retry_after_later_passes(name, params, data):
+    lim = make(name, **params)
+    t = data.draw(st.sampled_from([0.3, 1000.1, 1.7e9 + 0.3, -7.3]))
+    for _ in range(data.draw(st.integers(1, 30))):
+        t += data.draw(st.sampled_from([0, 0, 0.01, 0.1, 0.3, 0.7, 1.7]))
+        cost = 1 if name == "nginx" else data.draw(st.sampled_from([1, 1, 2, 0.5]))
+        cost = min(cost, lim.max_cost)
+        d = lim.allow("k", t, cost)
+        if not d.allowed:
+            assert lim.peek("k", t + d.retry_after, cost).allowed, (lim, t, cost, d)
