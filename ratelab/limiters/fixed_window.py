@@ -68,7 +68,8 @@ class FixedWindow(WindowLimiter):
             limit=self.limit,
             remaining=int(math.floor(max(0.0, self.limit - after))),
             retry_after=retry,
-            reset_after=window_end if after > 0 else 0.0,
+            reset_after=0.0 if after <= 0 else earliest(
+                now, window_end, lambda t: window_index(t, self.window) > k),
         )
         return decision, WindowState(k, after)
 

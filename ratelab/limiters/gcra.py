@@ -63,7 +63,7 @@ class GCRA(Limiter):
             remaining=max(0, slack) // self.period_ns,
             retry_after=0.0 if allowed else earliest(
                 now, (allow_at - now_ns) / NS, lambda t: self._passes(kept, t, cost)),
-            reset_after=max(0, kept - now_ns) / NS,
+            reset_after=earliest(now, max(0, kept - now_ns) / NS, lambda t: to_ns(t) >= kept),
         )
         return decision, kept
 

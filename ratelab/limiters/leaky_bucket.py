@@ -72,7 +72,7 @@ class LeakyBucket(Limiter):
             retry_after=0.0 if allowed else earliest(
                 now, (level + cost - self.capacity) / self.rate,
                 lambda t: self._level(new, t) + cost <= self.capacity),
-            reset_after=after / self.rate,
+            reset_after=earliest(now, after / self.rate, lambda t: self._level(new, t) == 0.0),
             # the shaper serves the queue first: `level` units ahead at `rate` per second
             delay=level / self.rate if allowed and self.mode == "shape" else 0.0,
         )

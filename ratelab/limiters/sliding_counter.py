@@ -84,12 +84,12 @@ class SlidingWindowCounter(WindowLimiter):
         return s.prev * self._weight(s.index, now) + s.cur
 
     def _reset(self, k: int, prev: float, cur: float, now: float) -> float:
-        """Seconds until the estimate is back to zero."""
-        if cur > 0:
-            return (k + 2) * self.window - now
-        if prev > 0:
-            return (k + 1) * self.window - now
-        return 0.0
+        """Seconds until the estimate is back to zero (both counts have rolled out)."""
+        if cur <= 0 and prev <= 0:
+            return 0.0
+        gone = k + 2 if cur > 0 else k + 1  # the first window that sees neither count
+        return earliest(now, gone * self.window - now,
+                        lambda t: window_index(t, self.window) >= gone)
 
     def _inspect(self, state: CounterState, now: float) -> dict:
         s = self._roll(state, now)

@@ -68,7 +68,8 @@ class SlidingWindowLog(WindowLimiter):
             limit=self.limit,
             remaining=int(math.floor(max(0.0, self.limit - after))),
             retry_after=0.0 if allowed else self._wait(log, expired, after, now, cost),
-            reset_after=0.0 if newest is None else newest + self.window - now,
+            reset_after=0.0 if newest is None else earliest(
+                now, newest + self.window - now, lambda T: newest <= T - self.window),
         )
         return decision, LogChange(log, expired, expired_cost, (now, cost) if logged else None)
 

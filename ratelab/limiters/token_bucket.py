@@ -70,7 +70,9 @@ class TokenBucket(Limiter):
             limit=self.capacity,
             remaining=int(math.floor(tokens)),
             retry_after=retry,
-            reset_after=(self.capacity - tokens) / self.rate,
+            reset_after=earliest(
+                now, (self.capacity - tokens) / self.rate,
+                lambda t: refill(new, t, rate=self.rate, capacity=self.capacity) >= self.capacity),
         )
         return decision, new
 

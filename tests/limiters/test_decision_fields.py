@@ -121,3 +121,18 @@ def test_a_request_sent_exactly_retry_after_later_passes(name, params, data):
         d = lim.allow("k", t, cost)
         if not d.allowed:
             assert lim.peek("k", t + d.retry_after, cost).allowed, (lim, t, cost, d)
+
+
+@pytest.mark.parametrize("name, params", AWKWARD, ids=[f"{n}-{i}" for i, (n, _) in
+                                                       enumerate(AWKWARD)])
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_the_full_allowance_is_back_exactly_reset_after_later(name, params, data):
+    lim = make(name, **params)
+    full = int(lim.limit)
+    t = data.draw(st.sampled_from([0.3, 1000.1, 1.7e9 + 0.3, -7.3]))
+    for _ in range(data.draw(st.integers(1, 20))):
+        t += data.draw(st.sampled_from([0, 0, 0.01, 0.1, 0.3, 0.7, 1.7]))
+        cost = 1 if name == "nginx" else data.draw(st.sampled_from([1, 1, 2, 0.5]))
+        d = lim.allow("k", t, min(cost, lim.max_cost))
+        assert passing_at_once(lim, t + d.reset_after) == full, (lim, t, cost, d)
