@@ -276,6 +276,7 @@ def default_params(name: str) -> dict:
     ("sliding-window-log", {"limit": 3, "window": 0.7}, 1000.3, 0.03),
     ("sliding-window-counter", {"limit": 3, "window": 0.3}, 1000.3, 0.05),
     ("gcra", {"rate": 3, "burst": 0}, 1.7e9 + 0.3, 0.05),
+    ("nginx", {"rate": 7, "burst": 1}, 1.0, 0.0505),  # times on half milliseconds
 ])
 def test_retry_after_nudged_past_float_rounding_as_the_reference_does(name, params, start, gap):
     """Requests paced at about the limit, at awkward times: many a closed-form wait falls an

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Decision, Limiter, PerSecond, positive, whole
+from .base import Decision, Limiter, PerSecond, earliest, positive, whole
 
 EXPIRE_IDLE_MS = 60_000
 
@@ -111,8 +111,8 @@ class NginxLimitReq(Limiter):
             allowed=allowed,
             limit=self.limit,
             remaining=max(0, (self.burst * 1000 - kept) // 1000),
-            retry_after=0.0 if allowed else self._wait(node, now_ms),
-            reset_after=self._reset(new, now_ms),
+            retry_after=0.0 if allowed else self._wait(node, now, now_ms),
+            reset_after=self._reset(new, now, now_ms),
             delay=self._delay_ms(excess) / 1000 if allowed else 0.0,
         )
         return decision, new
@@ -123,13 +123,20 @@ class NginxLimitReq(Limiter):
             return 0
         return (excess - self.delay * 1000) * 1000 // self.rate_milli
 
-    def _wait(self, node: Node, now_ms: int) -> float:
+    def _wait(self, node: Node, now: float, now_ms: int) -> float:
         """Seconds until the node has drained enough for one more request."""
         need = node.excess + 1000 - self.burst * 1000  # thousandths to drain
         ms = -(-need * 1000 // self.rate_milli)  # ceil: rate_milli * ms // 1000 >= need
-        return max(0, node.last + ms - now_ms) / 1000
+        # now + wait must read as that millisecond or later on nginx's clock (to_ms rounds)
+        return earliest(now, max(0, node.last + ms - now_ms) / 1000,
+                        lambda t: self._excess_at(node, t) <= self.burst * 1000)
 
-    def _reset(self, node: Node, now_ms: int) -> float:
+    def _excess_at(self, node: Node, t: float) -> int:
+        """The excess a request at `t` would find, its own 1000 added (as _check computes it)."""
+        ms = max(0, to_ms(t) - node.last)
+        return max(0, node.excess - self.rate_milli * ms // 1000 + 1000)
+
+    def _reset(self, node: Node, now: float, now_ms: int) -> float:
         """Seconds until `node` takes burst + 1 requests at once again.
 
         The first of them must find the excess at 0 *after* nginx adds its own 1000, so the
@@ -137,7 +144,9 @@ class NginxLimitReq(Limiter):
         burst more (a new node starts at 0 with its first request already counted).
         """
         ms = -(-(node.excess + 1000) * 1000 // self.rate_milli)  # ceil, as in _wait
-        return max(0, node.last + ms - now_ms) / 1000
+        return earliest(now, max(0, node.last + ms - now_ms) / 1000,
+                        lambda t: node.excess - self.rate_milli * max(0, to_ms(t) - node.last)
+                        // 1000 + 1000 <= 0)
 
     def _commit(self, key, new: Node, now: float) -> None:
         if key in self._state:

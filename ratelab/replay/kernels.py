@@ -537,4 +537,27 @@ def nginx(time, key, state, ends, rate_milli, burst, delay_n, nodelay, allowed,
             else:
                 need = node_excess + 1000 - burst_milli
                 wait_ms = -(-need * 1000 // rate_milli)
-                retry_after[i] = max(0, node_last + wait_ms - now_ms) / 1000
+                retry_after[i] = _nginx_wait(time[i], max(0, node_last + wait_ms - now_ms) / 1000,
+                                             node_excess, node_last, rate_milli, burst_milli,
+                                             ms_cap)
+
+
+@njit(cache=True)
+def _nginx_passes(t, excess, last, rate_milli, burst_milli, ms_cap):
+    """NginxLimitReq._excess_at(node, t) <= burst: nginx's millisecond clock read at t."""
+    ms = max(0, math.floor(t * 1000.0 + 0.5) - last)
+    return max(0, excess - _drain(rate_milli, ms, ms_cap) + 1000) <= burst_milli
+
+
+@njit(cache=True)
+def _nginx_wait(now, wait, excess, last, rate_milli, burst_milli, ms_cap):
+    """base.earliest for nginx."""
+    if _nginx_passes(now + wait, excess, last, rate_milli, burst_milli, ms_cap):
+        return wait
+    t = now + wait
+    for _ in range(NUDGES):
+        t = np.nextafter(t, np.inf)
+        wait = t - now
+        if _nginx_passes(now + wait, excess, last, rate_milli, burst_milli, ms_cap):
+            return wait
+    return wait

@@ -144,3 +144,18 @@ def test_nginx_reset_after_is_when_burst_plus_one_pass_again():
     n = NginxLimitReq(rate=2, burst=2)
     n.allow("k", 0.0)
     assert sum(n.allow("k", 0.5).allowed for _ in range(5)) == 3    # at reset_after
+
+
+def test_nginx_retry_after_and_reset_after_hold_at_half_milliseconds():
+    """1.7025 s reads as 1703 ms, and 1.7025 + 0.142 as 1844.4999... ms -> 1844, one short of
+    the 1845 the node needs: the waits must hold for a client that adds them to its now."""
+    n = NginxLimitReq(rate=7, burst=0)
+    assert n.allow("k", 1.702).allowed
+    d = n.allow("k", 1.7025)
+    assert not d.allowed and d.retry_after == pytest.approx(0.142, abs=1e-6)
+    assert n.peek("k", 1.7025 + d.retry_after).allowed
+    for t0 in (1.0, 1.002, 1000.356):
+        n = NginxLimitReq(rate=7, burst=1)
+        n.allow("k", t0)
+        later = t0 + 0.0005 + n.allow("k", t0 + 0.0005).reset_after
+        assert [n.allow("k", later).allowed for _ in range(3)] == [True, True, False], t0
