@@ -123,15 +123,12 @@ def test_the_schedule_tells_the_four_philosophies_apart():
     assert [d for s, d in outcomes["twostage"][:5]] == pytest.approx([0, 0, 0, 0.2, 0.4])
 
 
-def test_real_nginx_matches_the_model(tmp_path):
-    files = {f"{name}/index.html": f"{name}\n" for name in CASES}
-    with nginx_server(conf(), files, tmp_path) as base:
-        run = uuid.uuid4().hex[:8]
-        requests = [(t, f"/{name}/index.html", f"{name}-{run}")
-                    for name in CASES for t in SCHEDULE]
-        got = send_schedule(base, requests)
-    errors = (tmp_path / "error.log").read_text()
-    i = 0
+ATTEMPTS = 3  # a whole schedule again, on fresh keys, when the machine hiccupped
+
+
+def mismatches(got: list, errors: str) -> list:
+    """Where nginx's (status, time held) differ from the model's, schedule by schedule."""
+    problems, i = [], 0
     for name, (params, _) in CASES.items():
         want = model(params, SCHEDULE)
         real = got[i:i + len(SCHEDULE)]
@@ -142,6 +139,30 @@ def test_real_nginx_matches_the_model(tmp_path):
             idx = [k for k, s in enumerate(SCHEDULE) if s == t]
             r = sorted(real[k] for k in idx)
             m = sorted(want[k] for k in idx)
-            assert [s for s, _ in r] == [s for s, _ in m], (name, t, r, m, errors[-2000:])
+            if [s for s, _ in r] != [s for s, _ in m]:
+                problems.append(("status", name, t, r, m, errors[-2000:]))
             for (_, held), (_, delay) in zip(r, m):
-                assert delay - EARLY_S < held < delay + LATE_S, (name, t, r, m)
+                if not delay - EARLY_S < held < delay + LATE_S:
+                    problems.append(("held", name, t, r, m))
+    return problems
+
+
+def test_real_nginx_matches_the_model(tmp_path):
+    """Every status and hold time as the model says, in one whole run of the schedule.
+
+    The schedule is timed by threads on a shared machine; a run disturbed by a stall of a
+    tenth of a second is sent again on fresh keys (up to ATTEMPTS runs). A wrong model fails
+    every run.
+    """
+    files = {f"{name}/index.html": f"{name}\n" for name in CASES}
+    runs = []
+    with nginx_server(conf(), files, tmp_path) as base:
+        for _ in range(ATTEMPTS):
+            run = uuid.uuid4().hex[:8]
+            requests = [(t, f"/{name}/index.html", f"{name}-{run}")
+                        for name in CASES for t in SCHEDULE]
+            runs.append(mismatches(send_schedule(base, requests),
+                                   (tmp_path / "error.log").read_text()))
+            if not runs[-1]:
+                break
+    assert not runs[-1], runs

@@ -101,22 +101,29 @@ def command(args) -> str:
         for f in fields(Population):
             v = getattr(args, f"pop_{f.name}")
             if f.name in ("sources", "requests") or v != getattr(defaults, f.name):
-                words += [f"--{f.name.replace('_', '-')}", f"{v:g}" if isinstance(v, float)
-                          else str(v)]
+                words += [f"--{f.name.replace('_', '-')}", _number(v)]
     elif args.dataset:
         words += ["--dataset", args.dataset]
     else:
         words += ["--trace", args.trace, "--format", args.format]
     if args.synthetic:
-        words += ["--limit", f"{SYNTHETIC_LIMIT if args.limit is None else args.limit:g}"]
+        words += ["--limit", _number(SYNTHETIC_LIMIT if args.limit is None else args.limit)]
     elif args.limit is not None:
-        words += ["--limit", f"{args.limit:g}"]
+        words += ["--limit", _number(args.limit)]
     else:
-        words += ["--quantiles", *(f"{q:g}" for q in args.quantiles)]
-    words += ["--window", f"{args.window:g}", "--mode", args.mode]
+        words += ["--quantiles", *(_number(q) for q in args.quantiles)]
+    words += ["--window", _number(args.window), "--mode", args.mode]
     if args.synthetic and args.workers:
         words += ["--workers", str(args.workers)]
     return " ".join(shlex.quote(w) for w in words)
+
+
+def _number(v) -> str:
+    """`v` as short as it reads (100, 0.25) but never rounded: it must parse back to `v`."""
+    if not isinstance(v, float):
+        return str(v)
+    short = f"{v:g}"
+    return short if float(short) == v else repr(v)
 
 
 def _synthetic(args) -> dict:

@@ -240,15 +240,17 @@ def analyse_sources(time: np.ndarray, starts: np.ndarray, limit: float, window: 
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     n_src = len(starts) - 1
     tally = ErrorTally(limit, window, modes, sources=n_src)
-    peak = kernels.peak_counts(time, starts, window) if "estimate" not in modes else None
+    # the estimate pass writes the peaks as it goes; without it first, count them up front
+    peak = kernels.peak_counts(time, starts, window) if modes[0] != "estimate" else None
     for m in modes:
         t = tally.per_mode[m]
         crej = np.zeros(n_src, np.int64)
         erej = np.zeros(n_src, np.int64)
         if m == "estimate":
-            peak = np.zeros(n_src, np.int64)
+            est_peak = np.zeros(n_src, np.int64)
             kernels.estimate_pass(time, starts, limit, window, t.counts, t.relsum, t.hist,
-                                  peak, crej, erej)
+                                  est_peak, crej, erej)
+            peak = est_peak if peak is None else peak
         else:
             kernels.admission_pass(time, starts, limit, window, t.counts, t.relsum, t.hist,
                                    crej, erej)

@@ -236,3 +236,15 @@ def test_headline_is_the_summary_on_one_line():
     assert h == {"limit": 2.0, "over": 1, "wrong, estimate (%)": 50.0,
                  "wrong, admission (%)": 37.5, "false neg.": 1,
                  "worst false neg. (% over)": 50.0, "false pos.": 1}
+
+
+def test_modes_in_either_order_give_the_same_tallies():
+    """analyse_sources takes the modes as a tuple: admission first must not lose the peaks."""
+    from ratelab.analysis import analyse_sources
+
+    time, starts, _ = by_source(two_sources())
+    forward = analyse_sources(time, starts, 2, 1.0, ("estimate", "admission"))
+    backward = analyse_sources(time, starts, 2, 1.0, ("admission", "estimate"))
+    assert backward.over == forward.over == 1
+    for mode in ("estimate", "admission"):
+        assert backward.summary(mode) == forward.summary(mode)

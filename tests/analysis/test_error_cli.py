@@ -82,3 +82,23 @@ def test_trace_table_names_the_percentile(data_dir, capsys):
 def test_missing_trace_file_is_an_error_naming_the_option(capsys, tmp_path):
     assert main(["error-analysis", "--trace", str(tmp_path / "none.log"), "--no-progress"]) == 2
     assert "--trace" in capsys.readouterr().err
+
+
+def test_the_recorded_command_reproduces_every_argument(capsys):
+    """The JSON's "command" parses back to the same analysis, to the last digit."""
+    import shlex
+
+    from ratelab.cli import parser
+
+    argv = ["error-analysis", "--synthetic", "--sources", "40", "--requests", "2000",
+            "--volume-sigma", "1.2345678", "--bot-jitter-s", "0.1234567",
+            "--limit", "12.3456789", "--window", "7.25", "--no-progress", "--json",
+            "--workers", "1"]
+    assert main(argv) == 0
+    command = json.loads(capsys.readouterr().out)["command"]
+    words = shlex.split(command)
+    assert words[0] == "ratelab"
+    again, first = parser().parse_args(words[1:]), parser().parse_args(argv)
+    for name in ("pop_volume_sigma", "pop_bot_jitter_s", "pop_sources", "pop_requests",
+                 "limit", "window", "mode"):
+        assert getattr(again, name) == getattr(first, name), name
