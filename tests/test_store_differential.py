@@ -57,6 +57,21 @@ COMMAND = st.one_of(
 )
 
 
+def _plain(reply):
+    """A reply with every error (EXEC's elements too) as ("error", text): exceptions compare
+    by identity, so two equal error replies would otherwise never compare equal."""
+    if isinstance(reply, StoreError):
+        return ("error", str(reply))
+    if isinstance(reply, list):
+        return [_plain(r) for r in reply]
+    return reply
+
+
+def test_errors_inside_exec_replies_compare_by_text():
+    commands = [("SET", "a", "abc"), ("MULTI",), ("INCR", "a"), ("EXEC",)]
+    assert _run(SimStore(), commands) == _run(SimStore(), commands)
+
+
 def _run(store, commands):
     conn = store.connect("t")
     out = []
@@ -65,9 +80,7 @@ def _run(store, commands):
             reply = conn.execute(*cmd)
         except StoreError as e:
             reply = ("error", str(e))
-        if isinstance(reply, StoreError):
-            reply = ("error", str(reply))
-        out.append(reply)
+        out.append(_plain(reply))
     conn.close()
     return out
 
