@@ -34,8 +34,9 @@ class Status(str):
 OK = Status("OK")
 QUEUED = Status("QUEUED")
 
-_INT = re.compile(r"-?(0|[1-9][0-9]*)\Z")
+_INT = re.compile(r"(0|-?[1-9][0-9]*)\Z")         # string2ll: no "+1", "01" or "-0"
 _FLOAT = re.compile(r"[+-]?(inf|infinity|(\d+\.?\d*|\.\d+)(e[+-]?\d+)?)\Z", re.IGNORECASE)
+_HEX_FLOAT = re.compile(r"[+-]?0x([0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(p[+-]?\d+)?\Z", re.IGNORECASE)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -65,16 +66,30 @@ def parse_int(text: str, error: str = E.NOT_INTEGER) -> int:
 
 
 def parse_float(text: str, error: str = E.NOT_FLOAT) -> float:
-    """`text` as a double, as Redis parses a score ("inf" yes, "nan" no)."""
-    if not _FLOAT.match(text):
+    """`text` as a double, as Redis parses a score with strtod: "inf" and hex ("0x10") yes;
+    "nan", and a number out of a double's range ("1e400", "1e-400"), no."""
+    try:
+        if _FLOAT.match(text):
+            x, digits = float(text), re.split(r"[eE]", text)[0]
+        elif _HEX_FLOAT.match(text):
+            x, digits = float.fromhex(text), re.split(r"[pP]", text.lstrip("+-"))[0][2:]
+        else:
+            raise StoreError(error)
+    except OverflowError:
+        raise StoreError(error) from None
+    overflow = math.isinf(x) and "inf" not in text.lower()
+    underflow = x == 0 and re.search(r"[1-9a-fA-F]", digits) is not None
+    if overflow or underflow:
         raise StoreError(error)
-    return float(text)
+    return x
 
 
 def format_score(x: float) -> str:
     """A score as Redis 7.0 writes it (%.17g; 'inf' / '-inf')."""
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
+    if x == 0:
+        return "0"                                 # -0 too
     return "%.17g" % x
 
 
@@ -146,20 +161,35 @@ redis.call = function(...)
   if ok then return value end
   error({err = value, line = line_of_caller()})
 end
+-- Redis 7's pcall hands a script the text of an error table ({err = ...}), not the table.
+local function pack(...) return {n = select("#", ...), ...} end
+local function protected(f, ...)
+  local res = pack(pcall(f, ...))
+  if res[1] then return unpack(res, 1, res.n) end
+  local e = res[2]
+  if type(e) == "table" and type(e.err) == "string" then e = e.err end
+  return false, e
+end
 redis.pcall = function(...)
   local ok, value = dispatch(...)
   if ok then return value end
   return {err = value}
 end
 redis.status_reply = function(s) return {ok = s} end
-redis.error_reply = function(s) return {err = s} end
+-- "-CODE message" keeps its code; text without a code gets "ERR" (Redis 7).
+redis.error_reply = function(s)
+  local text = tostring(s)
+  if text:sub(1, 1) ~= "-" then text = "-" .. text end
+  if text:find(" ", 1, true) then return {err = text:sub(2)} end
+  return {err = "ERR " .. text:sub(2)}
+end
 redis.sha1hex = sha1hex
 redis.log = function() end
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
 
 local base = {redis = redis, tonumber = tonumber, tostring = tostring, type = type,
   pairs = pairs, ipairs = ipairs, next = next, select = select, unpack = unpack,
-  error = error, pcall = pcall, assert = assert, math = math, string = string,
+  error = error, pcall = protected, assert = assert, math = math, string = string,
   table = table, setmetatable = setmetatable, getmetatable = getmetatable,
   rawget = rawget, rawset = rawset, rawequal = rawequal}
 
@@ -186,6 +216,9 @@ local function run(f, keys, argv)
   debug.sethook(track, "l")
   local ok, value = pcall(f)
   debug.sethook()
+  if not ok and type(value) == "table" and value.line == nil then
+    value.line = last_line  -- error({err = ...}) raised by the script itself
+  end
   return ok, value
 end
 
@@ -327,9 +360,11 @@ class SimStore:
                 get = True
             elif o in ("EX", "PX") and not keepttl and ttl_ms is None and i + 1 < len(opts):
                 n = parse_int(opts[i + 1])
-                if n <= 0:
+                if n <= 0 or (o == "EX" and n > INT64_MAX // 1000):
                     raise StoreError("ERR invalid expire time in 'set' command")
                 ttl_ms = n * 1000 if o == "EX" else n
+                if ttl_ms > INT64_MAX - self.now_ms():
+                    raise StoreError("ERR invalid expire time in 'set' command")
                 i += 1
             else:
                 raise StoreError(E.SYNTAX)
@@ -361,7 +396,10 @@ class SimStore:
         return self._incr(key, parse_int(by))
 
     def cmd_decrby(self, conn, key, by):
-        return self._incr(key, -parse_int(by))
+        n = parse_int(by)
+        if n == INT64_MIN:
+            raise StoreError("ERR decrement would overflow")
+        return self._incr(key, -n)
 
     # -- keys and expiry ----------------------------------------------------------------
 
@@ -381,11 +419,20 @@ class SimStore:
             self._touch(key)
         return 1
 
+    def _expire_ms(self, command: str, n: int, unit_ms: int) -> int:
+        """EXPIRE's argument in milliseconds, refused (as Redis does) when the deadline it
+        gives would not fit in 64 bits."""
+        if unit_ms > 1 and not -(INT64_MAX // unit_ms) <= n <= INT64_MAX // unit_ms:
+            raise StoreError(f"ERR invalid expire time in '{command}' command")
+        if n * unit_ms > INT64_MAX - self.now_ms():
+            raise StoreError(f"ERR invalid expire time in '{command}' command")
+        return n * unit_ms
+
     def cmd_expire(self, conn, key, seconds):
-        return self._expire(key, parse_int(seconds) * 1000)
+        return self._expire(key, self._expire_ms("expire", parse_int(seconds), 1000))
 
     def cmd_pexpire(self, conn, key, ms):
-        return self._expire(key, parse_int(ms))
+        return self._expire(key, self._expire_ms("pexpire", parse_int(ms), 1))
 
     def cmd_pttl(self, conn, key):
         if not self._live(key):
@@ -407,6 +454,8 @@ class SimStore:
         return [str(us // 1_000_000), str(us % 1_000_000)]
 
     def cmd_flushall(self, conn, *opts):
+        if len(opts) > 1 or (opts and opts[0].upper() not in ("SYNC", "ASYNC")):
+            raise StoreError(E.SYNTAX)
         for key in list(self._data):
             self._delete(key)
         return OK
@@ -473,6 +522,8 @@ class SimStore:
             if ("NX" in flags and old is not None) or ("XX" in flags and old is None):
                 continue
             new = score + old if ("INCR" in flags and old is not None) else score
+            if math.isnan(new):
+                raise StoreError("ERR resulting score is not a number (NaN)")
             if old is not None and (("GT" in flags and new <= old)
                                     or ("LT" in flags and new >= old)):
                 continue
@@ -480,7 +531,7 @@ class SimStore:
             result = new
             added += old is None
             changed += old is None or old != new
-        if z.scores:
+        if changed:  # Redis signals the key modified only when a member was added or moved
             self._put(key, z)
         if "INCR" in flags:
             return None if result is None else format_score(result)
@@ -672,9 +723,7 @@ def _lua_arg(x: Any) -> str:
     (%.17g: 2.01 arrives as "2.0099999999999998")."""
     if isinstance(x, bool) or x is None:
         raise TypeError(x)
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, float):
+    if isinstance(x, (int, float)):  # a Lua number is a double, however lupa hands it over
         return "%.17g" % x
     if isinstance(x, (str, bytes)):
         return _arg(x)
@@ -732,6 +781,14 @@ class SimConnection:
     def execute(self, *args: Any) -> Any:
         """Run one command as this client; return the reply or raise StoreError."""
         name = _arg(args[0]).upper() if args else ""
+        if name in ("MULTI", "EXEC", "DISCARD") and len(args) != 1:
+            if name == "EXEC":  # Redis discards the transaction, as EXEC does after an error
+                self.queue, self.watched = None, {}
+                raise StoreError("EXECABORT Transaction discarded because of: wrong number of "
+                                 "arguments for 'exec' command")
+            if self.queue is not None:
+                self.queue_failed = True
+            raise StoreError(E.arity(name))
         if name == "MULTI":
             if self.queue is not None:
                 raise StoreError("ERR MULTI calls can not be nested")
@@ -758,8 +815,8 @@ class SimConnection:
             problem = f"ERR unknown command '{_arg(args[0])}', with args beginning with: {shown}"
         elif (spec[1] >= 0 and n != spec[1]) or (spec[1] < 0 and n < -spec[1]):
             problem = E.arity(name)
-        elif name == "WATCH":
-            problem = "ERR WATCH inside MULTI is not allowed"
+        elif name == "WATCH":  # refused, but it does not spoil the transaction
+            raise StoreError("ERR WATCH inside MULTI is not allowed")
         if problem:
             self.queue_failed = True
             raise StoreError(problem)
