@@ -74,3 +74,24 @@ def test_bad_fault_settings():
         Faults(policy={"x": "maybe"})
     with pytest.raises(ValueError, match="timeout_s"):
         Faults(timeout_s=0)
+
+
+def test_a_failed_push_across_a_window_boundary_keeps_the_new_windows_count():
+    """Async sync pushes window 0's count; the gateway moves on to window 1 and admits three
+    there while the push travels; the push fails. Those three must still count."""
+    from ratelab.store import StoreUnavailable
+
+    s = make_strategy("async", limit=4, window_s=1.0, gateways=1, sync_interval_s=0.1)
+
+    def decide(now: float) -> bool:
+        with pytest.raises(StopIteration) as done:
+            next(s.decide(0, "rl", now))
+        return done.value.value
+
+    assert decide(0.95)
+    push = s.sync(0, 0.98)
+    assert next(push)[0] == ("INCRBY", "rl:0", 1)
+    assert [decide(t) for t in (1.01, 1.02, 1.03)] == [True] * 3
+    with pytest.raises(StopIteration):
+        push.throw(StoreUnavailable("connection refused"))
+    assert [decide(1.04), decide(1.05)] == [True, False]    # 3 + 1 is the limit of 4

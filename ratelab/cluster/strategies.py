@@ -295,7 +295,10 @@ class AsyncSync(Strategy):
             self._known[gateway] = (pkey, total)
         else:  # the push failed: keep the count to push next time
             key_now, more = self._pending.get(gateway, (pkey, 0))
-            self._pending[gateway] = (pkey, n + (more if key_now == pkey else 0))
+            if key_now == pkey:
+                self._pending[gateway] = (pkey, n + more)
+            # else the gateway has moved on to a new window while the push travelled: what it
+            # admitted there stays pending; the old window's count no longer decides anything
         return True
 
 
