@@ -206,3 +206,16 @@ def test_lua_strategy_falls_back_to_eval_when_the_store_forgot_its_scripts():
     with pytest.raises(StopIteration) as done:
         program.send(store.execute(*sent[1]))
     assert [c[0] for c in sent] == ["EVALSHA", "EVAL"] and done.value.value is True
+
+
+def test_an_error_reply_in_a_gateway_thread_reaches_the_caller():
+    """A program that meets an error reply it does not handle (WRONGTYPE here) must not end
+    its thread silently, leaving that gateway's requests without a decision."""
+    from ratelab.cluster.threads import run_threads
+    from ratelab.store import StoreError
+
+    store = SimStore()
+    store.execute("HSET", "rl:0", "f", "v")            # the counter's key holds a hash
+    with pytest.raises(StoreError, match="WRONGTYPE"):
+        run_threads(make_strategy("naive", limit=5, window_s=60.0, gateways=1), store, 3,
+                    clock=lambda: 0.5)
