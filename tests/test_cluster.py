@@ -219,3 +219,14 @@ def test_an_error_reply_in_a_gateway_thread_reaches_the_caller():
     with pytest.raises(StoreError, match="WRONGTYPE"):
         run_threads(make_strategy("naive", limit=5, window_s=60.0, gateways=1), store, 3,
                     clock=lambda: 0.5)
+
+
+@pytest.mark.parametrize("name", ["naive", "incr", "lua", "watch"])
+def test_a_window_counter_outlives_the_window_on_a_gateway_whose_clock_lags(name):
+    """Gateway 1 runs 0.4 s ahead: at true 0.7 s it counts in window 1 and creates its
+    counter. Gateway 0 counts in window 1 until true 2 s; the counter must not expire under
+    it (a TTL of one window from the first hit did, at 1.7 s, and window 1 admitted 3 of 2)."""
+    reqs = [Request(0, 0.7, 1), Request(1, 1.8, 0), Request(2, 1.85, 0)]
+    run = simulate(make_strategy(name, limit=2, window_s=1.0, gateways=2), reqs,
+                   skew_s=[0.0, 0.4], latency=Latency("fixed", 0.001))
+    assert [d.allowed for d in run.decisions] == [True, True, False]

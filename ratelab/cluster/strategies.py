@@ -78,6 +78,13 @@ def _ms(seconds: float) -> int:
     return max(1, math.ceil(seconds * 1000))
 
 
+def _window_ttl_ms(window_s: float) -> int:
+    """How long a calendar window's counter lives from its first hit: two windows. One window
+    is not enough when clocks differ: a gateway whose clock runs ahead creates window k's
+    counter early, and it would expire while gateways behind it still count in window k."""
+    return _ms(2 * window_s)
+
+
 class LocalCounters(Strategy):
     """Each gateway counts alone against the full limit: N gateways admit up to N x limit."""
 
@@ -124,7 +131,7 @@ class Naive(Strategy):
         if count + 1 > self.limit:
             return False
         if (yield ("INCR", wkey)) == 1:
-            yield ("PEXPIRE", wkey, _ms(self.window_s))
+            yield ("PEXPIRE", wkey, _window_ttl_ms(self.window_s))
         return True
 
 
@@ -138,7 +145,7 @@ class IncrFirst(Strategy):
         wkey = window_key(key, now, self.window_s)
         count = yield ("INCR", wkey)
         if count == 1:
-            yield ("PEXPIRE", wkey, _ms(self.window_s))
+            yield ("PEXPIRE", wkey, _window_ttl_ms(self.window_s))
         return count <= self.limit
 
 
@@ -176,7 +183,8 @@ class LuaFixedWindow(_Lua):
 
     def decide(self, gateway, key, now):
         wkey = window_key(key, now, self.window_s)
-        allowed, _, _ = yield from self._eval([wkey], [self.limit, _ms(self.window_s), 1])
+        allowed, _, _ = yield from self._eval([wkey],
+                                              [self.limit, _window_ttl_ms(self.window_s), 1])
         return allowed == 1
 
 
@@ -246,8 +254,8 @@ class WatchMulti(Strategy):
             if count + 1 > self.limit:
                 yield ("UNWATCH",)
                 return False
-            replies = yield [("MULTI",), ("INCR", wkey), ("PEXPIRE", wkey, _ms(self.window_s)),
-                             ("EXEC",)]
+            replies = yield [("MULTI",), ("INCR", wkey),
+                             ("PEXPIRE", wkey, _window_ttl_ms(self.window_s)), ("EXEC",)]
             if replies[-1] is not None:
                 return True
             self.retries += 1
