@@ -15,7 +15,11 @@ status and the headers:
       RateLimit: "burst";r=50;t=30
 
   ``q`` the quota (Integer), ``w`` the window in seconds (Integer), ``r`` the remaining
-  quota, ``t`` seconds until the quota is fully restored; ``qu`` (String, the quota unit) and
+  quota, ``t`` seconds until more quota is available: on a refusal the wait Retry-After
+  states (-10 4.1.2: "the number of seconds until additional quota ... is made available";
+  section 6: Retry-After "SHOULD NOT reference a point in time earlier than the reset
+  parameter"), otherwise until the allowance is fully back (the end of a fixed window, a
+  conservative bound for a bucket); ``qu`` (String, the quota unit) and
   ``pk`` (Byte Sequence, the partition key) are written when set and always read;
 * the widespread ``X-RateLimit-Limit``, ``X-RateLimit-Remaining`` and ``X-RateLimit-Reset``,
   the reset as GitHub sends it: the Unix time (epoch seconds) at which the allowance is back.
@@ -164,8 +168,9 @@ def _policy_params(p: Policy) -> dict:
 
 def _state_params(p: Policy, d: Decision) -> dict:
     params: dict = {"r": max(0, int(d.remaining))}
-    if math.isfinite(d.reset_after):
-        params["t"] = whole_seconds(d.reset_after)
+    wait = d.reset_after if d.allowed else d.retry_after  # refused: never beyond Retry-After
+    if math.isfinite(wait):
+        params["t"] = whole_seconds(wait)
     if p.partition is not None:
         params["pk"] = p.partition
     return params
