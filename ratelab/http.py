@@ -39,6 +39,7 @@ lists, Dictionaries, Dates and Display Strings are refused with a clear error.
 from __future__ import annotations
 
 import base64
+import datetime
 import email.utils
 import math
 import re
@@ -246,6 +247,8 @@ def parse_retry_after(value: str, *, now_epoch_s: float | None = None) -> float:
         when = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
         when = None
+    if when is not None and when.tzinfo is None and _ASCTIME.fullmatch(text):
+        when = when.replace(tzinfo=datetime.timezone.utc)  # asctime-date names no zone: GMT
     if when is None or when.tzinfo is None:
         raise ValueError(f"Retry-After must be delay-seconds or an HTTP-date, got {value!r}")
     if now_epoch_s is None:
@@ -318,6 +321,8 @@ def read(response: Response, *, now: float = 0.0, epoch_s: int = 0) -> View:
 
 # ---------------------------------------------------------------- structured fields (RFC 9651)
 
+_ASCTIME = re.compile(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+                      r" ([0-9]{2}| [0-9]) [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4}")
 _TOKEN_START = re.compile(r"[A-Za-z*]")
 _TOKEN = re.compile(r"[A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*")
 _KEY = re.compile(r"[a-z*][a-z0-9_\-.*]*")
@@ -427,8 +432,8 @@ class _Parser:
             if not re.fullmatch(r"[A-Za-z0-9+/=]*", raw):
                 self.fail("bad byte sequence")
             self.i = end + 1
-            try:
-                return base64.b64decode(raw, validate=True)
+            try:  # RFC 9651 4.2.7: missing "=" padding SHOULD NOT fail
+                return base64.b64decode(raw + "=" * (-len(raw) % 4), validate=True)
             except ValueError:
                 self.fail("bad base64 in byte sequence")
         if c == "?":

@@ -67,6 +67,10 @@ def test_infinite_waits_are_left_out():
 @pytest.mark.parametrize("value, seconds", [
     ("0", 0.0), ("120", 120.0), (" 7 ", 7.0),
     ("Wed, 21 Oct 2015 07:28:00 GMT", 30.0),  # 1445412480 is that date
+    # RFC 9110 5.6.7: "A recipient that parses a timestamp value in an HTTP field MUST accept
+    # all three HTTP-date formats": IMF-fixdate above, obsolete RFC 850 and asctime (in GMT)
+    ("Wednesday, 21-Oct-15 07:28:00 GMT", 30.0), ("Wed Oct 21 07:28:00 2015", 30.0),
+    ("Thu Oct  1 07:28:00 2015", 0.0),
 ])
 def test_parse_retry_after(value, seconds):
     assert parse_retry_after(value, now_epoch_s=1445412450) == seconds
@@ -89,6 +93,9 @@ def test_parsers_read_the_draft_examples():
         PolicyItem("permin", 50, 60), PolicyItem("perhr", 1000, 3600, "request")]
     assert parse_ratelimit('"default";r=50;t=30') == [LimitItem("default", 50, 30)]
     assert parse_ratelimit('"x";r=1;pk=:AQID:') == [LimitItem("x", 1, None, b"\x01\x02\x03")]
+    # RFC 9651 4.2.7: parsers "SHOULD NOT fail when '=' padding is not present"
+    assert parse_ratelimit('"x";r=1;pk=:AQI:') == [LimitItem("x", 1, None, b"\x01\x02")]
+    assert parse_list(":AQ:, :AQI=:") == [(b"\x01", {}), (b"\x01\x02", {})]
 
 
 @pytest.mark.parametrize("parse, value, match", [
