@@ -230,3 +230,32 @@ def test_a_window_counter_outlives_the_window_on_a_gateway_whose_clock_lags(name
     run = simulate(make_strategy(name, limit=2, window_s=1.0, gateways=2), reqs,
                    skew_s=[0.0, 0.4], latency=Latency("fixed", 0.001))
     assert [d.allowed for d in run.decisions] == [True, True, False]
+
+
+class _DownStore:
+    """A store whose every command finds it unreachable."""
+
+    def connect(self, name):
+        return self
+
+    def execute(self, *args):
+        from ratelab.store import StoreUnavailable
+
+        raise StoreUnavailable("connection refused")
+
+    def close(self):
+        pass
+
+
+def test_a_failed_background_push_on_real_threads_goes_to_the_program():
+    """Async sync decides locally; a push that meets a store that is down must reach the sync
+    program (which keeps its count to push later), not be taken for the request's decision."""
+    import itertools
+
+    from ratelab.cluster.threads import run_threads
+
+    s = make_strategy("async", limit=5, window_s=60.0, gateways=1, sync_interval_s=0.1)
+    run = run_threads(s, _DownStore(), 3, clock=lambda: 0.5, setup=False,
+                      sync_clock=itertools.count(0.0, 1.0).__next__)
+    assert (run.admitted, run.errors) == (3, [])
+    assert next(s.sync(0, 0.5))[0] == ("INCRBY", "rl:0", 3)     # nothing admitted was lost

@@ -99,26 +99,27 @@ def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
 
 
 def _drive(program, conn, g: int, trips: list[int], think_s: float, sleep) -> bool:
-    """Run one program over a real connection; its value."""
+    """Run one program over a real connection; its value. An error reply, or the store being
+    unreachable, is raised inside the program (as the simulator does), which may handle it."""
     try:
         cmd = next(program)
         while True:
             trips[g] += 1
-            if isinstance(cmd, list):
-                reply = []
-                for c in cmd:
-                    try:
-                        reply.append(conn.execute(*c))
-                    except StoreError as e:
-                        reply.append(e)
-            else:
-                try:
+            try:
+                if isinstance(cmd, list):
+                    reply = []
+                    for c in cmd:
+                        try:
+                            reply.append(conn.execute(*c))
+                        except StoreError as e:
+                            reply.append(e)
+                else:
                     reply = conn.execute(*cmd)
-                except StoreError as e:
-                    if think_s:
-                        sleep(think_s)
-                    cmd = program.throw(e)
-                    continue
+            except (StoreError, StoreUnavailable) as e:
+                if think_s:
+                    sleep(think_s)
+                cmd = program.throw(e)
+                continue
             if think_s:
                 sleep(think_s)
             cmd = program.send(reply)
