@@ -29,7 +29,8 @@ Virtual time becomes wall time through ``epoch_s``: the Unix time of ``now == 0`
 Each header has a parser (:func:`parse_retry_after`, :func:`parse_ratelimit_policy`,
 :func:`parse_ratelimit`, :func:`parse_x_ratelimit`), and :func:`read` turns a whole response
 into what a client learns from it — so a simulated client reads exactly what a server sent.
-A malformed header is a ValueError naming the header and quoting the value.
+A malformed header is a ValueError naming the header and quoting the value; :func:`read`, as
+a client must, ignores a malformed RateLimit or RateLimit-Policy field.
 
 The Structured Fields code here covers what these two fields use (Lists of Items with
 parameters; Strings, Tokens, Integers, Decimals, Booleans and Byte Sequences as values); inner
@@ -304,9 +305,8 @@ def read(response: Response, *, now: float = 0.0, epoch_s: int = 0) -> View:
     h = response.header
     retry = h("Retry-After")
     retry_s = None if retry is None else parse_retry_after(retry, now_epoch_s=epoch_s + now)
-    policies = tuple(parse_ratelimit_policy(h("RateLimit-Policy") or "")) \
-        if h("RateLimit-Policy") else ()
-    limits = tuple(parse_ratelimit(h("RateLimit"))) if h("RateLimit") else ()
+    policies = _ignoring_malformed(parse_ratelimit_policy, h("RateLimit-Policy"))
+    limits = _ignoring_malformed(parse_ratelimit, h("RateLimit"))
     x = parse_x_ratelimit(response.headers)
     x_reset = None if x.reset_epoch_s is None else max(0.0, x.reset_epoch_s - epoch_s - now)
     if limits:
@@ -317,6 +317,15 @@ def read(response: Response, *, now: float = 0.0, epoch_s: int = 0) -> View:
         remaining = x.remaining
         reset = x_reset
     return View(response.status, retry_s, remaining, reset, x_reset, policies, limits)
+
+
+def _ignoring_malformed(parse, value: str | None) -> tuple:
+    """The items of a RateLimit field as a client reads them: none when absent or malformed
+    (-10 and -11, section 7: "Malformed RateLimit header fields MUST be ignored")."""
+    try:
+        return tuple(parse(value)) if value else ()
+    except ValueError:
+        return ()
 
 
 # ---------------------------------------------------------------- structured fields (RFC 9651)

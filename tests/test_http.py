@@ -204,3 +204,15 @@ def test_a_refusal_never_tells_the_client_to_retry_before_t(name, params):
     r = respond(d, Policy.of(limiter, "p"), now=now)
     (item,) = parse_ratelimit(r.header("RateLimit"))
     assert item.reset_s == parse_retry_after(r.header("Retry-After")) == whole_seconds(d.retry_after)
+
+
+def test_a_client_ignores_malformed_ratelimit_fields():
+    """-10 and -11, section 7: "Malformed RateLimit header fields MUST be ignored." The client
+    then reads what else the server said (the parsers themselves still refuse them)."""
+    r = Response(429, {"RateLimit-Policy": '"p";w=10', "RateLimit": '"p";t=3',
+                       "Retry-After": "2", "X-RateLimit-Remaining": "5"})
+    view = read(r)
+    assert (view.policies, view.limits) == ((), ())
+    assert (view.remaining, view.retry_after_s) == (5, 2.0)
+    with pytest.raises(ValueError, match="'r' is required"):
+        parse_ratelimit('"p";t=3')
