@@ -152,6 +152,21 @@ CASES = [
         (("EXPIRE", "k", str(2**63 - 1)), Err("ERR invalid expire time in 'expire' command")),
         (("TTL", "k"), -1),
     ]),
+    ("expire options", [
+        (("SET", "k", "v"), "OK"),
+        (("EXPIRE", "k", 10, "FOO"), Err("ERR Unsupported option FOO")),
+        (("EXPIRE", "k", 10, "NX", "XX"),
+         Err("ERR NX and XX, GT or LT options at the same time are not compatible")),
+        (("EXPIRE", "k", 10, "GT", "LT"),
+         Err("ERR GT and LT options at the same time are not compatible")),
+        (("EXPIRE", "k", 10, "XX"), 0), (("EXPIRE", "k", 10, "GT"), 0),   # no TTL: infinite
+        (("EXPIRE", "k", 10, "nx"), 1), (("EXPIRE", "k", 30, "NX"), 0),
+        (("EXPIRE", "k", 20, "LT"), 0), (("PEXPIRE", "k", 5000, "LT"), 1), (("TTL", "k"), 5),
+        (("EXPIRE", "k", 20, "GT"), 1), (("TTL", "k"), 20),
+        (("EXPIRE", "k", -1, "GT"), 0), (("EXISTS", "k"), 1),
+        (("EXPIRE", "k", -1, "XX"), 1), (("EXISTS", "k"), 0),
+        (("EXPIRE", "k", 10, "NX"), 0),
+    ]),
     ("scores as strtod reads them", [
         (("ZADD", "z", "+inf", "m"), 1),
         (("ZADD", "z", "INCR", "-inf", "m"), Err("ERR resulting score is not a number (NaN)")),

@@ -409,8 +409,14 @@ class SimStore:
     def cmd_exists(self, conn, *keys):
         return sum(1 for k in keys if self._live(k))
 
-    def _expire(self, key: str, ms: int) -> int:
+    def _expire(self, key: str, ms: int, flags: set[str] = frozenset()) -> int:
         if not self._live(key):
+            return 0
+        current = self._deadline_ms.get(key)          # None: no TTL, an infinite one
+        deadline = self.now_ms() + ms
+        if (("NX" in flags and current is not None) or ("XX" in flags and current is None)
+                or ("GT" in flags and (current is None or deadline <= current))
+                or ("LT" in flags and current is not None and deadline >= current)):
             return 0
         if ms <= 0:
             self._delete(key)
@@ -428,11 +434,27 @@ class SimStore:
             raise StoreError(f"ERR invalid expire time in '{command}' command")
         return n * unit_ms
 
-    def cmd_expire(self, conn, key, seconds):
-        return self._expire(key, self._expire_ms("expire", parse_int(seconds), 1000))
+    @staticmethod
+    def _expire_flags(opts: tuple) -> set[str]:
+        """EXPIRE's NX / XX / GT / LT (Redis 7), checked as Redis checks them."""
+        flags = set()
+        for o in opts:
+            if o.upper() not in ("NX", "XX", "GT", "LT"):
+                raise StoreError(f"ERR Unsupported option {o}")
+            flags.add(o.upper())
+        if "NX" in flags and len(flags) > 1:
+            raise StoreError("ERR NX and XX, GT or LT options at the same time are not compatible")
+        if {"GT", "LT"} <= flags:
+            raise StoreError("ERR GT and LT options at the same time are not compatible")
+        return flags
 
-    def cmd_pexpire(self, conn, key, ms):
-        return self._expire(key, self._expire_ms("pexpire", parse_int(ms), 1))
+    def cmd_expire(self, conn, key, seconds, *opts):
+        flags = self._expire_flags(opts)
+        return self._expire(key, self._expire_ms("expire", parse_int(seconds), 1000), flags)
+
+    def cmd_pexpire(self, conn, key, ms, *opts):
+        flags = self._expire_flags(opts)
+        return self._expire(key, self._expire_ms("pexpire", parse_int(ms), 1), flags)
 
     def cmd_pttl(self, conn, key):
         if not self._live(key):
@@ -852,7 +874,7 @@ COMMANDS: dict[str, tuple[Callable, int]] = {
     "INCR": (SimStore.cmd_incr, 2), "DECR": (SimStore.cmd_decr, 2),
     "INCRBY": (SimStore.cmd_incrby, 3), "DECRBY": (SimStore.cmd_decrby, 3),
     "DEL": (SimStore.cmd_del, -2), "EXISTS": (SimStore.cmd_exists, -2),
-    "EXPIRE": (SimStore.cmd_expire, 3), "PEXPIRE": (SimStore.cmd_pexpire, 3),
+    "EXPIRE": (SimStore.cmd_expire, -3), "PEXPIRE": (SimStore.cmd_pexpire, -3),
     "TTL": (SimStore.cmd_ttl, 2), "PTTL": (SimStore.cmd_pttl, 2),
     "PING": (SimStore.cmd_ping, -1), "TIME": (SimStore.cmd_time, 1),
     "FLUSHALL": (SimStore.cmd_flushall, -1),
