@@ -259,3 +259,19 @@ def test_a_failed_background_push_on_real_threads_goes_to_the_program():
                       sync_clock=itertools.count(0.0, 1.0).__next__)
     assert (run.admitted, run.errors) == (3, [])
     assert next(s.sync(0, 0.5))[0] == ("INCRBY", "rl:0", 3)     # nothing admitted was lost
+
+
+def test_watch_counts_retries_not_failed_attempts():
+    """max_retries=2: three attempts whose EXEC is aborted, two retries between them."""
+    s = make_strategy("watch", limit=5, window_s=60.0, max_retries=2)
+    program = s.decide(0, "rl", 0.5)
+    sent = [next(program)]
+    with pytest.raises(StopIteration) as done:
+        while True:
+            cmd = sent[-1]
+            reply = (["OK", "QUEUED", "QUEUED", None] if isinstance(cmd, list)
+                     else {"WATCH": "OK", "GET": "1"}[cmd[0]])
+            sent.append(program.send(reply))
+    assert done.value.value is False
+    assert sum(isinstance(c, list) for c in sent) == 3
+    assert (s.retries, s.gave_up) == (2, 1)

@@ -236,7 +236,8 @@ class LuaSlidingLog(_Lua):
 class WatchMulti(Strategy):
     """Optimistic: WATCH the counter, GET it, then MULTI / INCR / PEXPIRE / EXEC in one
     pipeline; EXEC returns nil when another client wrote the key first, and we retry.
-    After `max_retries` failed attempts the request is rejected (counted in ``gave_up``)."""
+    When the `max_retries` retries (counted in ``retries``) fail too, the request is rejected
+    (counted in ``gave_up``)."""
 
     name = "watch"
 
@@ -258,7 +259,8 @@ class WatchMulti(Strategy):
                              ("PEXPIRE", wkey, _window_ttl_ms(self.window_s)), ("EXEC",)]
             if replies[-1] is not None:
                 return True
-            self.retries += 1
+            if attempt < self.max_retries:
+                self.retries += 1
         self.gave_up += 1
         return False
 
