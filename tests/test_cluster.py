@@ -275,3 +275,11 @@ def test_watch_counts_retries_not_failed_attempts():
     assert done.value.value is False
     assert sum(isinstance(c, list) for c in sent) == 3
     assert (s.retries, s.gave_up) == (2, 1)
+
+
+def test_async_sync_refuses_a_second_key_instead_of_mixing_their_counts():
+    """Async sync keeps one counter per gateway; a request for another key would silently
+    overwrite the first key's pending count (and push to the wrong counter)."""
+    reqs = [Request(0, 0.0, 0, key="login"), Request(1, 0.01, 0, key="search")]
+    with pytest.raises(ValueError, match="one key"):
+        simulate(make_strategy("async", limit=5, window_s=1.0), reqs)

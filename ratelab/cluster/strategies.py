@@ -278,9 +278,11 @@ class AsyncSync(Strategy):
         self.sync_interval_s = positive("sync_interval_s", sync_interval_s)
         self._known: dict[int, tuple[str, int]] = {}     # gateway -> (window key, total)
         self._pending: dict[int, tuple[str, int]] = {}   # gateway -> (window key, not pushed)
-        self.key = "rl"
+        self.key: str | None = None                       # the one key it limits
 
     def decide(self, gateway, key, now):
+        if self.key is not None and key != self.key:
+            raise ValueError(f"async sync limits one key ({self.key!r}); got key {key!r}")
         self.key = key
         wkey = window_key(key, now, self.window_s)
         known = self._known.get(gateway, (wkey, 0))
@@ -293,7 +295,7 @@ class AsyncSync(Strategy):
         yield  # decided locally: no round trip
 
     def sync(self, gateway, now):
-        wkey = window_key(self.key, now, self.window_s)
+        wkey = window_key(self.key or "rl", now, self.window_s)
         pkey, n = self._pending.pop(gateway, (wkey, 0))
         try:
             replies = yield [("INCRBY", pkey, n), ("PEXPIRE", pkey, _ms(2 * self.window_s))]
