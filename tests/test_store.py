@@ -175,6 +175,7 @@ CASES = [
         (("ZADD", "z", "1e-400", "n"), Err("ERR value is not a valid float")),
         (("ZADD", "z", "0x10", "n", "-0", "o", "0x1p-2", "p"), 3),
         (("ZRANGE", "z", 0, -1, "WITHSCORES"), ["o", "0", "p", "0.25", "n", "16", "m", "inf"]),
+        (("ZADD", "y", "INCR", "-0", "m"), "-0"), (("ZSCORE", "y", "m"), "0"),
     ]),
     ("transactions, more", [
         (("MULTI",), "OK"),

@@ -88,8 +88,6 @@ def format_score(x: float) -> str:
     """A score as Redis 7.0 writes it (%.17g; 'inf' / '-inf')."""
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
-    if x == 0:
-        return "0"                                 # -0 too
     return "%.17g" % x
 
 
@@ -114,7 +112,9 @@ class ZSet:
         self.order: list[tuple[float, str]] = []
 
     def add(self, member: str, score: float) -> None:
-        """Set `member`'s score (insert or move)."""
+        """Set `member`'s score (insert or move). A score of -0 is kept as 0, as Redis's
+        compact encoding of a small sorted set keeps it (ZSCORE then says "0")."""
+        score += 0.0
         self.remove(member)
         self.scores[member] = score
         bisect.insort(self.order, (score, member))
