@@ -674,15 +674,18 @@ class SimStore:
 
     def cmd_script(self, conn, sub, *args):
         sub_u = sub.upper()
-        if sub_u == "LOAD" and len(args) == 1:
+        if sub_u not in ("LOAD", "EXISTS", "FLUSH"):
+            raise StoreError(f"ERR unknown subcommand '{sub}'. Try SCRIPT HELP.")
+        if (sub_u == "LOAD" and len(args) != 1) or (sub_u == "EXISTS" and not args):
+            raise StoreError(f"ERR wrong number of arguments for 'script|{sub.lower()}' command")
+        if sub_u == "LOAD":
             return self._load(args[0])
-        if sub_u == "EXISTS" and args:
+        if sub_u == "EXISTS":
             return [int(a.lower() in self._scripts) for a in args]
-        if sub_u == "FLUSH" and len(args) <= 1:
-            self._scripts.clear()
-            return OK
-        raise StoreError(f"ERR unknown subcommand or wrong number of arguments for '{sub}'. "
-                         "Try SCRIPT HELP.")
+        if len(args) > 1 or (args and args[0].upper() not in ("SYNC", "ASYNC")):
+            raise StoreError("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+        self._scripts.clear()
+        return OK
 
     def cmd_eval(self, conn, source, numkeys, *rest):
         return self._eval(conn, self._load(source), numkeys, rest)
@@ -767,18 +770,17 @@ def _from_lua(value: Any) -> Any:
         return int(value)
     if isinstance(value, (str, bytes)):
         return _arg(value)
-    if _is_table(value):
-        if value["err"] is not None:
-            raise_error = StoreError(str(value["err"]))
-            raise raise_error
-        if value["ok"] is not None:
-            return Status(value["ok"])
+    if _is_table(value):  # {err = "text"} and {ok = "text"} only when the field is a string
+        if isinstance(value["err"], (str, bytes)):
+            raise StoreError(_arg(value["err"]))
+        if isinstance(value["ok"], (str, bytes)):
+            return Status(_arg(value["ok"]))
         out = []
         i = 1
         while value[i] is not None:
             item = value[i]
-            if _is_table(item) and item["err"] is not None:
-                out.append(StoreError(str(item["err"])))
+            if _is_table(item) and isinstance(item["err"], (str, bytes)):
+                out.append(StoreError(_arg(item["err"])))
             else:
                 out.append(_from_lua(item))
             i += 1
