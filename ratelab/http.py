@@ -330,8 +330,9 @@ def _ignoring_malformed(parse, value: str | None) -> tuple:
 
 # ---------------------------------------------------------------- structured fields (RFC 9651)
 
-_ASCTIME = re.compile(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
-                      r" ([0-9]{2}| [0-9]) [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4}")
+_ASCTIME = re.compile(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun) "
+                      r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+                      r"([0-9]{2}| [0-9]) [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4}")
 _TOKEN_START = re.compile(r"[A-Za-z*]")
 _TOKEN = re.compile(r"[A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*")
 _KEY = re.compile(r"[a-z*][a-z0-9_\-.*]*")
