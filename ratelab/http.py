@@ -15,7 +15,11 @@ status and the headers:
       RateLimit: "burst";r=50;t=30
 
   ``q`` the quota (Integer), ``w`` the window in seconds (Integer), ``r`` the remaining
-  quota, ``t`` seconds until the quota is fully restored; ``qu`` (String, the quota unit) and
+  quota, ``t`` seconds until more quota is available: on a refusal the wait Retry-After
+  states (-10 4.1.2: "the number of seconds until additional quota ... is made available";
+  section 6: Retry-After "SHOULD NOT reference a point in time earlier than the reset
+  parameter"), otherwise until the allowance is fully back (the end of a fixed window, a
+  conservative bound for a bucket); ``qu`` (String, the quota unit) and
   ``pk`` (Byte Sequence, the partition key) are written when set and always read;
 * the widespread ``X-RateLimit-Limit``, ``X-RateLimit-Remaining`` and ``X-RateLimit-Reset``,
   the reset as GitHub sends it: the Unix time (epoch seconds) at which the allowance is back.
@@ -25,7 +29,8 @@ Virtual time becomes wall time through ``epoch_s``: the Unix time of ``now == 0`
 Each header has a parser (:func:`parse_retry_after`, :func:`parse_ratelimit_policy`,
 :func:`parse_ratelimit`, :func:`parse_x_ratelimit`), and :func:`read` turns a whole response
 into what a client learns from it — so a simulated client reads exactly what a server sent.
-A malformed header is a ValueError naming the header and quoting the value.
+A malformed header is a ValueError naming the header and quoting the value; :func:`read`, as
+a client must, ignores a malformed RateLimit or RateLimit-Policy field.
 
 The Structured Fields code here covers what these two fields use (Lists of Items with
 parameters; Strings, Tokens, Integers, Decimals, Booleans and Byte Sequences as values); inner
@@ -35,6 +40,7 @@ lists, Dictionaries, Dates and Display Strings are refused with a clear error.
 from __future__ import annotations
 
 import base64
+import datetime
 import email.utils
 import math
 import re
@@ -164,8 +170,9 @@ def _policy_params(p: Policy) -> dict:
 
 def _state_params(p: Policy, d: Decision) -> dict:
     params: dict = {"r": max(0, int(d.remaining))}
-    if math.isfinite(d.reset_after):
-        params["t"] = whole_seconds(d.reset_after)
+    wait = d.reset_after if d.allowed else d.retry_after  # refused: never beyond Retry-After
+    if math.isfinite(wait):
+        params["t"] = whole_seconds(wait)
     if p.partition is not None:
         params["pk"] = p.partition
     return params
@@ -241,6 +248,8 @@ def parse_retry_after(value: str, *, now_epoch_s: float | None = None) -> float:
         when = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
         when = None
+    if when is not None and when.tzinfo is None and _ASCTIME.fullmatch(text):
+        when = when.replace(tzinfo=datetime.timezone.utc)  # asctime-date names no zone: GMT
     if when is None or when.tzinfo is None:
         raise ValueError(f"Retry-After must be delay-seconds or an HTTP-date, got {value!r}")
     if now_epoch_s is None:
@@ -296,9 +305,8 @@ def read(response: Response, *, now: float = 0.0, epoch_s: int = 0) -> View:
     h = response.header
     retry = h("Retry-After")
     retry_s = None if retry is None else parse_retry_after(retry, now_epoch_s=epoch_s + now)
-    policies = tuple(parse_ratelimit_policy(h("RateLimit-Policy") or "")) \
-        if h("RateLimit-Policy") else ()
-    limits = tuple(parse_ratelimit(h("RateLimit"))) if h("RateLimit") else ()
+    policies = _ignoring_malformed(parse_ratelimit_policy, h("RateLimit-Policy"))
+    limits = _ignoring_malformed(parse_ratelimit, h("RateLimit"))
     x = parse_x_ratelimit(response.headers)
     x_reset = None if x.reset_epoch_s is None else max(0.0, x.reset_epoch_s - epoch_s - now)
     if limits:
@@ -311,8 +319,20 @@ def read(response: Response, *, now: float = 0.0, epoch_s: int = 0) -> View:
     return View(response.status, retry_s, remaining, reset, x_reset, policies, limits)
 
 
+def _ignoring_malformed(parse, value: str | None) -> tuple:
+    """The items of a RateLimit field as a client reads them: none when absent or malformed
+    (-10 and -11, section 7: "Malformed RateLimit header fields MUST be ignored")."""
+    try:
+        return tuple(parse(value)) if value else ()
+    except ValueError:
+        return ()
+
+
 # ---------------------------------------------------------------- structured fields (RFC 9651)
 
+_ASCTIME = re.compile(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun) "
+                      r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+                      r"([0-9]{2}| [0-9]) [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4}")
 _TOKEN_START = re.compile(r"[A-Za-z*]")
 _TOKEN = re.compile(r"[A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*")
 _KEY = re.compile(r"[a-z*][a-z0-9_\-.*]*")
@@ -422,8 +442,8 @@ class _Parser:
             if not re.fullmatch(r"[A-Za-z0-9+/=]*", raw):
                 self.fail("bad byte sequence")
             self.i = end + 1
-            try:
-                return base64.b64decode(raw, validate=True)
+            try:  # RFC 9651 4.2.7: missing "=" padding SHOULD NOT fail
+                return base64.b64decode(raw + "=" * (-len(raw) % 4), validate=True)
             except ValueError:
                 self.fail("bad base64 in byte sequence")
         if c == "?":

@@ -206,3 +206,80 @@ def test_lua_strategy_falls_back_to_eval_when_the_store_forgot_its_scripts():
     with pytest.raises(StopIteration) as done:
         program.send(store.execute(*sent[1]))
     assert [c[0] for c in sent] == ["EVALSHA", "EVAL"] and done.value.value is True
+
+
+def test_an_error_reply_in_a_gateway_thread_reaches_the_caller():
+    """A program that meets an error reply it does not handle (WRONGTYPE here) must not end
+    its thread silently, leaving that gateway's requests without a decision."""
+    from ratelab.cluster.threads import run_threads
+    from ratelab.store import StoreError
+
+    store = SimStore()
+    store.execute("HSET", "rl:0", "f", "v")            # the counter's key holds a hash
+    with pytest.raises(StoreError, match="WRONGTYPE"):
+        run_threads(make_strategy("naive", limit=5, window_s=60.0, gateways=1), store, 3,
+                    clock=lambda: 0.5)
+
+
+@pytest.mark.parametrize("name", ["naive", "incr", "lua", "watch"])
+def test_a_window_counter_outlives_the_window_on_a_gateway_whose_clock_lags(name):
+    """Gateway 1 runs 0.4 s ahead: at true 0.7 s it counts in window 1 and creates its
+    counter. Gateway 0 counts in window 1 until true 2 s; the counter must not expire under
+    it (a TTL of one window from the first hit did, at 1.7 s, and window 1 admitted 3 of 2)."""
+    reqs = [Request(0, 0.7, 1), Request(1, 1.8, 0), Request(2, 1.85, 0)]
+    run = simulate(make_strategy(name, limit=2, window_s=1.0, gateways=2), reqs,
+                   skew_s=[0.0, 0.4], latency=Latency("fixed", 0.001))
+    assert [d.allowed for d in run.decisions] == [True, True, False]
+
+
+class _DownStore:
+    """A store whose every command finds it unreachable."""
+
+    def connect(self, name):
+        return self
+
+    def execute(self, *args):
+        from ratelab.store import StoreUnavailable
+
+        raise StoreUnavailable("connection refused")
+
+    def close(self):
+        pass
+
+
+def test_a_failed_background_push_on_real_threads_goes_to_the_program():
+    """Async sync decides locally; a push that meets a store that is down must reach the sync
+    program (which keeps its count to push later), not be taken for the request's decision."""
+    import itertools
+
+    from ratelab.cluster.threads import run_threads
+
+    s = make_strategy("async", limit=5, window_s=60.0, gateways=1, sync_interval_s=0.1)
+    run = run_threads(s, _DownStore(), 3, clock=lambda: 0.5, setup=False,
+                      sync_clock=itertools.count(0.0, 1.0).__next__)
+    assert (run.admitted, run.errors) == (3, [])
+    assert next(s.sync(0, 0.5))[0] == ("INCRBY", "rl:0", 3)     # nothing admitted was lost
+
+
+def test_watch_counts_retries_not_failed_attempts():
+    """max_retries=2: three attempts whose EXEC is aborted, two retries between them."""
+    s = make_strategy("watch", limit=5, window_s=60.0, max_retries=2)
+    program = s.decide(0, "rl", 0.5)
+    sent = [next(program)]
+    with pytest.raises(StopIteration) as done:
+        while True:
+            cmd = sent[-1]
+            reply = (["OK", "QUEUED", "QUEUED", None] if isinstance(cmd, list)
+                     else {"WATCH": "OK", "GET": "1"}[cmd[0]])
+            sent.append(program.send(reply))
+    assert done.value.value is False
+    assert sum(isinstance(c, list) for c in sent) == 3
+    assert (s.retries, s.gave_up) == (2, 1)
+
+
+def test_async_sync_refuses_a_second_key_instead_of_mixing_their_counts():
+    """Async sync keeps one counter per gateway; a request for another key would silently
+    overwrite the first key's pending count (and push to the wrong counter)."""
+    reqs = [Request(0, 0.0, 0, key="login"), Request(1, 0.01, 0, key="search")]
+    with pytest.raises(ValueError, match="one key"):
+        simulate(make_strategy("async", limit=5, window_s=1.0), reqs)

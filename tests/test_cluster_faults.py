@@ -67,6 +67,8 @@ def test_every_request_gets_exactly_one_decision(seed, name, start, length, stal
         if d.how == "fail-closed":
             assert not d.allowed and d.endpoint == "b"
         assert d.decided >= d.time
+    ran = sorted((c for c in run.commands if c.executed is not None), key=lambda c: c.arrived)
+    assert all(a.executed <= b.executed for a, b in zip(ran, ran[1:]))   # arrival order
 
 
 def test_bad_fault_settings():
@@ -74,3 +76,37 @@ def test_bad_fault_settings():
         Faults(policy={"x": "maybe"})
     with pytest.raises(ValueError, match="timeout_s"):
         Faults(timeout_s=0)
+
+
+def test_a_failed_push_across_a_window_boundary_keeps_the_new_windows_count():
+    """Async sync pushes window 0's count; the gateway moves on to window 1 and admits three
+    there while the push travels; the push fails. Those three must still count."""
+    from ratelab.store import StoreUnavailable
+
+    s = make_strategy("async", limit=4, window_s=1.0, gateways=1, sync_interval_s=0.1)
+
+    def decide(now: float) -> bool:
+        with pytest.raises(StopIteration) as done:
+            next(s.decide(0, "rl", now))
+        return done.value.value
+
+    assert decide(0.95)
+    push = s.sync(0, 0.98)
+    assert next(push)[0] == ("INCRBY", "rl:0", 1)
+    assert [decide(t) for t in (1.01, 1.02, 1.03)] == [True] * 3
+    with pytest.raises(StopIteration):
+        push.throw(StoreUnavailable("connection refused"))
+    assert [decide(1.04), decide(1.05)] == [True, False]    # 3 + 1 is the limit of 4
+
+
+def test_a_stalled_store_still_runs_commands_in_arrival_order():
+    """The store is one queue (one Redis thread): a command that arrives after a stall ended
+    waits behind the commands the stall is still holding, and never overtakes them."""
+    reqs = [Request(0, 1.0, 0), Request(1, 1.06, 1), Request(2, 1.3, 0)]
+    faults = Faults(stalls=((1.0, 1.05, 0.2),), timeout_s=1.0)
+    run = simulate(make_strategy("incr", limit=5, window_s=10.0, gateways=2), reqs,
+                   faults=faults, latency=Latency("fixed", 0.001))
+    by_arrival = sorted((c for c in run.commands if c.what.startswith("INCR")),
+                        key=lambda c: c.arrived)
+    assert [c.reply for c in by_arrival] == ["1", "2", "3"]
+    assert [round(c.executed, 3) for c in by_arrival] == [1.201, 1.201, 1.301]

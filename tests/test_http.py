@@ -25,7 +25,7 @@ def test_rejected_token_bucket_response_on_a_timeline():
     assert dict(r.headers) == {
         "Retry-After": "1",  # 0.5 s rounded up: a client is never early
         "RateLimit-Policy": '"burst";q=4;w=2',
-        "RateLimit": '"burst";r=0;t=2',
+        "RateLimit": '"burst";r=0;t=1',  # a token in 0.5 s: t no later than Retry-After
         "X-RateLimit-Limit": "4",
         "X-RateLimit-Remaining": "0",
         "X-RateLimit-Reset": str(EPOCH + 102),
@@ -67,6 +67,10 @@ def test_infinite_waits_are_left_out():
 @pytest.mark.parametrize("value, seconds", [
     ("0", 0.0), ("120", 120.0), (" 7 ", 7.0),
     ("Wed, 21 Oct 2015 07:28:00 GMT", 30.0),  # 1445412480 is that date
+    # RFC 9110 5.6.7: "A recipient that parses a timestamp value in an HTTP field MUST accept
+    # all three HTTP-date formats": IMF-fixdate above, obsolete RFC 850 and asctime (in GMT)
+    ("Wednesday, 21-Oct-15 07:28:00 GMT", 30.0), ("Wed Oct 21 07:28:00 2015", 30.0),
+    ("Thu Oct  1 07:28:00 2015", 0.0),
 ])
 def test_parse_retry_after(value, seconds):
     assert parse_retry_after(value, now_epoch_s=1445412450) == seconds
@@ -89,6 +93,9 @@ def test_parsers_read_the_draft_examples():
         PolicyItem("permin", 50, 60), PolicyItem("perhr", 1000, 3600, "request")]
     assert parse_ratelimit('"default";r=50;t=30') == [LimitItem("default", 50, 30)]
     assert parse_ratelimit('"x";r=1;pk=:AQID:') == [LimitItem("x", 1, None, b"\x01\x02\x03")]
+    # RFC 9651 4.2.7: parsers "SHOULD NOT fail when '=' padding is not present"
+    assert parse_ratelimit('"x";r=1;pk=:AQI:') == [LimitItem("x", 1, None, b"\x01\x02")]
+    assert parse_list(":AQ:, :AQI=:") == [(b"\x01", {}), (b"\x01\x02", {})]
 
 
 @pytest.mark.parametrize("parse, value, match", [
@@ -164,9 +171,10 @@ def test_a_client_reads_back_what_the_server_sent(pairs, now, epoch_s):
     assert view.status in (200, 429, 503)
     assert view.policies == tuple(PolicyItem(p.name, p.quota, p.window_s, p.unit, p.partition)
                                   for p, _ in pairs)
-    assert view.limits == tuple(LimitItem(p.name, d.remaining, math.ceil(d.reset_after - 1e-9)
-                                          if d.reset_after > 1e-9 else 0, p.partition)
-                                for p, d in pairs)
+    waits = [d.reset_after if d.allowed else d.retry_after for _, d in pairs]  # see below
+    assert view.limits == tuple(LimitItem(p.name, d.remaining, math.ceil(w - 1e-9)
+                                          if w > 1e-9 else 0, p.partition)
+                                for (p, d), w in zip(pairs, waits))
     refusals = [d.retry_after for _, d in pairs if not d.allowed]
     if refusals:
         assert view.retry_after_s >= max(refusals) - 1e-9  # never early
@@ -177,3 +185,35 @@ def test_a_client_reads_back_what_the_server_sent(pairs, now, epoch_s):
     tight = min(pairs, key=lambda pd: pd[1].remaining)
     assert x.remaining == tight[1].remaining and x.limit == tight[0].quota
     assert x.reset_epoch_s >= epoch_s + now + tight[1].reset_after - 1e-6
+
+
+@pytest.mark.parametrize("name, params", [
+    ("token-bucket", {"rate": 2, "capacity": 4}), ("gcra", {"rate": 2, "burst": 4}),
+    ("sliding-window-log", {"limit": 4, "window": 2}),
+    ("fixed-window", {"limit": 4, "window": 2}),
+])
+def test_a_refusal_never_tells_the_client_to_retry_before_t(name, params):
+    """draft-ietf-httpapi-ratelimit-headers-10, section 6: "If a response contains both the
+    Retry-After and the RateLimit header fields, the Retry-After field value SHOULD NOT
+    reference a point in time earlier than the reset parameter" (-11: "than the end of the
+    effective window"); -10 4.1.2: t is "the number of seconds until additional quota ... is
+    made available" — for a refusal, the wait Retry-After states."""
+    limiter = make(name, **params)
+    times = [100.0, 100.5, 101.0, 101.5] + [101.9] * 6
+    now, d = next((t, d) for t in times if not (d := limiter.allow("k", now=t)).allowed)
+    r = respond(d, Policy.of(limiter, "p"), now=now)
+    (item,) = parse_ratelimit(r.header("RateLimit"))
+    retry_after = parse_retry_after(r.header("Retry-After"))
+    assert item.reset_s == retry_after == whole_seconds(d.retry_after)
+
+
+def test_a_client_ignores_malformed_ratelimit_fields():
+    """-10 and -11, section 7: "Malformed RateLimit header fields MUST be ignored." The client
+    then reads what else the server said (the parsers themselves still refuse them)."""
+    r = Response(429, {"RateLimit-Policy": '"p";w=10', "RateLimit": '"p";t=3',
+                       "Retry-After": "2", "X-RateLimit-Remaining": "5"})
+    view = read(r)
+    assert (view.policies, view.limits) == ((), ())
+    assert (view.remaining, view.retry_after_s) == (5, 2.0)
+    with pytest.raises(ValueError, match="'r' is required"):
+        parse_ratelimit('"p";t=3')

@@ -138,6 +138,72 @@ CASES = [
         (("EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", 0),
          Err("NOSCRIPT No matching script. Please use EVAL.")),
     ]),
+    # What a differential run against redis-server 7.0 found SimStore getting wrong.
+    ("integer parsing", [
+        (("SET", "k", "-0"), "OK"), (("INCR", "k"), Err(INT)),      # Redis reads no "-0"
+        (("INCRBY", "n", "-0"), Err(INT)), (("SET", "k", "v", "EX", "-0"), Err(INT)),
+        (("DECRBY", "n", str(-2**63)), Err("ERR decrement would overflow")),
+        (("EXISTS", "n"), 0),
+    ]),
+    ("expiry out of range", [
+        (("SET", "k", "v", "EX", "9999999999999999"),
+         Err("ERR invalid expire time in 'set' command")),
+        (("SET", "k", "v"), "OK"),
+        (("EXPIRE", "k", str(2**63 - 1)), Err("ERR invalid expire time in 'expire' command")),
+        (("TTL", "k"), -1),
+    ]),
+    ("expire options", [
+        (("SET", "k", "v"), "OK"),
+        (("EXPIRE", "k", 10, "FOO"), Err("ERR Unsupported option FOO")),
+        (("EXPIRE", "k", 10, "NX", "XX"),
+         Err("ERR NX and XX, GT or LT options at the same time are not compatible")),
+        (("EXPIRE", "k", 10, "GT", "LT"),
+         Err("ERR GT and LT options at the same time are not compatible")),
+        (("EXPIRE", "k", 10, "XX"), 0), (("EXPIRE", "k", 10, "GT"), 0),   # no TTL: infinite
+        (("EXPIRE", "k", 10, "nx"), 1), (("EXPIRE", "k", 30, "NX"), 0),
+        (("EXPIRE", "k", 20, "LT"), 0), (("PEXPIRE", "k", 5000, "LT"), 1), (("TTL", "k"), 5),
+        (("EXPIRE", "k", 20, "GT"), 1), (("TTL", "k"), 20),
+        (("EXPIRE", "k", -1, "GT"), 0), (("EXISTS", "k"), 1),
+        (("EXPIRE", "k", -1, "XX"), 1), (("EXISTS", "k"), 0),
+        (("EXPIRE", "k", 10, "NX"), 0),
+    ]),
+    ("scores as strtod reads them", [
+        (("ZADD", "z", "+inf", "m"), 1),
+        (("ZADD", "z", "INCR", "-inf", "m"), Err("ERR resulting score is not a number (NaN)")),
+        (("ZSCORE", "z", "m"), "inf"),
+        (("ZADD", "z", "1e400", "n"), Err("ERR value is not a valid float")),
+        (("ZADD", "z", "1e-400", "n"), Err("ERR value is not a valid float")),
+        (("ZADD", "z", "0x10", "n", "-0", "o", "0x1p-2", "p"), 3),
+        (("ZRANGE", "z", 0, -1, "WITHSCORES"), ["o", "0", "p", "0.25", "n", "16", "m", "inf"]),
+        (("ZADD", "y", "INCR", "-0", "m"), "-0"), (("ZSCORE", "y", "m"), "0"),
+    ]),
+    ("transactions, more", [
+        (("MULTI",), "OK"),
+        (("WATCH", "a"), Err("ERR WATCH inside MULTI is not allowed")),   # refused, not fatal
+        (("INCR", "n"), "QUEUED"), (("EXEC",), [1]),
+        (("MULTI", "x"), Err("ERR wrong number of arguments for 'multi' command")),
+        (("EXEC",), Err("ERR EXEC without MULTI")),
+        (("FLUSHALL", "NOW"), Err("ERR syntax error")),
+        (("MULTI",), "OK"), (("INCR", "n"), "QUEUED"),
+        (("EXEC", "x"), Err("EXECABORT Transaction discarded because of: wrong number")),
+        (("GET", "n"), "1"),
+        (("MULTI",), "OK"), (("WATCH",), Err("ERR wrong number of arguments for 'watch'")),
+        (("INCR", "n"), "QUEUED"), (("EXEC",), Err("EXECABORT")), (("GET", "n"), "1"),
+    ]),
+    ("lua error values", [
+        (("EVAL", "return redis.error_reply('oops')", 0), Err("ERR oops")),
+        (("EVAL", "return redis.error_reply('-X')", 0), Err("ERR X")),
+        (("EVAL", "return redis.error_reply('-MY oops').err", 0), "MY oops"),
+        (("SET", "s", "abc"), "OK"),
+        (("EVAL", "local ok, e = pcall(redis.call, 'INCR', 's')\nreturn {ok and 1 or 0, e}", 0),
+         [0, INT]),                                  # pcall gets the error text as a string
+        (("EVAL", "return redis.call('SET', KEYS[1], 2^62)", 1, "x"), "OK"),
+        (("GET", "x"), "4.6116860184273879e+18"),    # %.17g, whatever the number
+        (("EVAL", "return {ok = 5, err = 6}", 0), []),  # not a status or an error: an array
+        (("SCRIPT", "FOO"), Err("ERR unknown subcommand 'FOO'. Try SCRIPT HELP.")),
+        (("SCRIPT", "LOAD"), Err("ERR wrong number of arguments for 'script|load' command")),
+        (("SCRIPT", "FLUSH", "NOW"), Err("ERR SCRIPT FLUSH only support SYNC|ASYNC option")),
+    ]),
     ("errors", [
         (("NOSUCH", "a", "b"),
          Err("ERR unknown command 'NOSUCH', with args beginning with: 'a' 'b'")),
@@ -152,7 +218,7 @@ def _fix_sha(steps):
 
     out = []
     for cmd, want in steps:
-        if cmd[:2] == ("SCRIPT", "LOAD"):
+        if cmd[:2] == ("SCRIPT", "LOAD") and len(cmd) == 3:
             want = hashlib.sha1(cmd[2].encode()).hexdigest()
         out.append((cmd, want))
     return out
@@ -330,6 +396,8 @@ LUA_ERRORS = [
     "return redis.call('HGET', KEYS[1])",
     "return redis.call('SET', KEYS[1], {})",
     "return nope",
+    "error({err = 'MY table'})",
+    "local ok, e = pcall(redis.call, 'INCR', KEYS[1])\nerror(e)",
 ]
 
 
@@ -345,3 +413,22 @@ def test_lua_errors_read_the_same_on_both_stores(redis_url, source):
         store.close()
     assert texts[0] == texts[1]
     assert "@user_script:" in texts[0]
+
+
+@pytest.mark.parametrize("kind", ["sim", "redis"])
+def test_a_write_that_changes_nothing_leaves_watch_alone(kind, request):
+    """Redis signals a key modified only when a command changed it: a ZADD that sets a member
+    to the score it has does not abort another client's EXEC; one that moves it does."""
+    s = SimStore() if kind == "sim" else RedisStore(request.getfixturevalue("redis_url"))
+    s.execute("FLUSHALL")
+    a, b = s.connect("a"), s.connect("b")
+    a.execute("ZADD", "z", 1, "m")
+    got = []
+    for change in (("ZADD", "z", "NX", 5, "m"), ("ZADD", "z", 1, "m"), ("ZADD", "z", 2, "m")):
+        a.execute("WATCH", "z")
+        b.execute(*change)
+        a.execute("MULTI")
+        a.execute("ZCARD", "z")
+        got.append(a.execute("EXEC"))
+    assert got == [[1], [1], None]
+    s.close()

@@ -12,9 +12,10 @@ from ratelab.store import RedisStore, SimStore, StoreError
 pytestmark = pytest.mark.service
 
 KEYS = st.sampled_from(["a", "b", "h", "z"])
-VALUES = st.sampled_from(["0", "1", "-1", "7", "01", "abc", "1.5", "", str(2**63 - 1)])
+VALUES = st.sampled_from(["0", "1", "-1", "7", "01", "-0", "abc", "1.5", "", str(2**63 - 1)])
 NUMS = st.sampled_from(["1", "-3", "0", "x", "2.5", str(2**63 - 1)])
-SCORES = st.sampled_from(["1", "2", "0.5", "-inf", "+inf", "nan", "x", "3"])
+SCORES = st.sampled_from(["1", "2", "0.5", "-inf", "+inf", "nan", "x", "3", "0x10", "1e400",
+                          "-0"])
 MEMBERS = st.sampled_from(["m", "n", "o"])
 BOUNDS = st.sampled_from(["-inf", "+inf", "1", "(1", "2", "(2.5", "x"])
 
@@ -27,6 +28,10 @@ COMMAND = st.one_of(
     st.tuples(st.sampled_from(["INCR", "DECR", "TTL", "EXISTS", "DEL", "ZCARD"]), KEYS),
     st.tuples(st.sampled_from(["INCRBY", "DECRBY"]), KEYS, NUMS),
     st.tuples(st.just("EXPIRE"), KEYS, st.sampled_from(["1000", "0", "-5", "x"])),
+    st.tuples(st.sampled_from(["EXPIRE", "PEXPIRE"]), KEYS, st.sampled_from(["1000", "2000", "-5"]),
+              st.sampled_from(["NX", "XX", "GT", "LT", "xx", "NO"])),
+    st.tuples(st.just("EVAL"), st.just("local ok, e = pcall(redis.call, 'INCR', KEYS[1])\n"
+                                       "return {ok and 1 or 0, e}"), st.just("1"), KEYS),
     st.tuples(st.just("HSET"), KEYS, MEMBERS, VALUES),
     st.tuples(st.just("HGET"), KEYS, MEMBERS),
     st.tuples(st.just("HMGET"), KEYS, MEMBERS, MEMBERS),
@@ -57,6 +62,21 @@ COMMAND = st.one_of(
 )
 
 
+def _plain(reply):
+    """A reply with every error (EXEC's elements too) as ("error", text): exceptions compare
+    by identity, so two equal error replies would otherwise never compare equal."""
+    if isinstance(reply, StoreError):
+        return ("error", str(reply))
+    if isinstance(reply, list):
+        return [_plain(r) for r in reply]
+    return reply
+
+
+def test_errors_inside_exec_replies_compare_by_text():
+    commands = [("SET", "a", "abc"), ("MULTI",), ("INCR", "a"), ("EXEC",)]
+    assert _run(SimStore(), commands) == _run(SimStore(), commands)
+
+
 def _run(store, commands):
     conn = store.connect("t")
     out = []
@@ -65,9 +85,7 @@ def _run(store, commands):
             reply = conn.execute(*cmd)
         except StoreError as e:
             reply = ("error", str(e))
-        if isinstance(reply, StoreError):
-            reply = ("error", str(reply))
-        out.append(reply)
+        out.append(_plain(reply))
     conn.close()
     return out
 

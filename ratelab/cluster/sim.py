@@ -7,8 +7,9 @@ command is recorded (who, what, sent, arrived, executed, replied, reply) and eve
 gets exactly one decision.
 
 Faults: during an *outage* the store refuses commands (the gateway hears so after the trip
-back); during a *stall* the store holds each command for extra seconds before executing it —
-a gateway whose ``timeout_s`` passes first decides without the reply, while the command still
+back); during a *stall* the store holds each command for extra seconds before executing it,
+and the commands that arrive behind them wait their turn (one queue, in arrival order) — a
+gateway whose ``timeout_s`` passes first decides without the reply, while the command still
 executes later (a late INCR still counts). A request whose program meets either decides by its
 endpoint's policy: fail-open admits, fail-closed rejects.
 """
@@ -276,6 +277,7 @@ def simulate(strategy: Strategy, requests: Iterable[Request], *, store: SimStore
     commands: list[CommandRecord] = []
     decisions: list[DecisionRecord] = []
     state = {"open": len(requests)}
+    backlog = {"held": 0, "until": -math.inf}  # commands a stall holds, and when the last runs
 
     def gateway_now(g: int) -> float:
         return env.now + skews[g]
@@ -286,9 +288,15 @@ def simulate(strategy: Strategy, requests: Iterable[Request], *, store: SimStore
         if faults.down(env.now):
             result: Any = StoreUnavailable("store unavailable (connection refused)")
         else:
+            # One queue, as Redis is one thread: while a stall holds commands, later arrivals
+            # wait behind them, so the store still runs commands in arrival order.
             extra = faults.stall(env.now)
-            if extra:
-                yield env.timeout(extra)
+            if extra or backlog["held"]:
+                ready = max(env.now + extra, backlog["until"])
+                backlog["held"] += 1
+                backlog["until"] = ready
+                yield env.timeout(ready - env.now)
+                backlog["held"] -= 1
             rec.executed = env.now
             result = _execute(conn, cmd)
         rec.reply = _short(result)

@@ -78,6 +78,13 @@ def _ms(seconds: float) -> int:
     return max(1, math.ceil(seconds * 1000))
 
 
+def _window_ttl_ms(window_s: float) -> int:
+    """How long a calendar window's counter lives from its first hit: two windows. One window
+    is not enough when clocks differ: a gateway whose clock runs ahead creates window k's
+    counter early, and it would expire while gateways behind it still count in window k."""
+    return _ms(2 * window_s)
+
+
 class LocalCounters(Strategy):
     """Each gateway counts alone against the full limit: N gateways admit up to N x limit."""
 
@@ -124,7 +131,7 @@ class Naive(Strategy):
         if count + 1 > self.limit:
             return False
         if (yield ("INCR", wkey)) == 1:
-            yield ("PEXPIRE", wkey, _ms(self.window_s))
+            yield ("PEXPIRE", wkey, _window_ttl_ms(self.window_s))
         return True
 
 
@@ -138,7 +145,7 @@ class IncrFirst(Strategy):
         wkey = window_key(key, now, self.window_s)
         count = yield ("INCR", wkey)
         if count == 1:
-            yield ("PEXPIRE", wkey, _ms(self.window_s))
+            yield ("PEXPIRE", wkey, _window_ttl_ms(self.window_s))
         return count <= self.limit
 
 
@@ -176,7 +183,8 @@ class LuaFixedWindow(_Lua):
 
     def decide(self, gateway, key, now):
         wkey = window_key(key, now, self.window_s)
-        allowed, _, _ = yield from self._eval([wkey], [self.limit, _ms(self.window_s), 1])
+        allowed, _, _ = yield from self._eval([wkey],
+                                              [self.limit, _window_ttl_ms(self.window_s), 1])
         return allowed == 1
 
 
@@ -228,7 +236,8 @@ class LuaSlidingLog(_Lua):
 class WatchMulti(Strategy):
     """Optimistic: WATCH the counter, GET it, then MULTI / INCR / PEXPIRE / EXEC in one
     pipeline; EXEC returns nil when another client wrote the key first, and we retry.
-    After `max_retries` failed attempts the request is rejected (counted in ``gave_up``)."""
+    When the `max_retries` retries (counted in ``retries``) fail too, the request is rejected
+    (counted in ``gave_up``)."""
 
     name = "watch"
 
@@ -246,11 +255,12 @@ class WatchMulti(Strategy):
             if count + 1 > self.limit:
                 yield ("UNWATCH",)
                 return False
-            replies = yield [("MULTI",), ("INCR", wkey), ("PEXPIRE", wkey, _ms(self.window_s)),
-                             ("EXEC",)]
+            replies = yield [("MULTI",), ("INCR", wkey),
+                             ("PEXPIRE", wkey, _window_ttl_ms(self.window_s)), ("EXEC",)]
             if replies[-1] is not None:
                 return True
-            self.retries += 1
+            if attempt < self.max_retries:
+                self.retries += 1
         self.gave_up += 1
         return False
 
@@ -268,9 +278,11 @@ class AsyncSync(Strategy):
         self.sync_interval_s = positive("sync_interval_s", sync_interval_s)
         self._known: dict[int, tuple[str, int]] = {}     # gateway -> (window key, total)
         self._pending: dict[int, tuple[str, int]] = {}   # gateway -> (window key, not pushed)
-        self.key = "rl"
+        self.key: str | None = None                       # the one key it limits
 
     def decide(self, gateway, key, now):
+        if self.key is not None and key != self.key:
+            raise ValueError(f"async sync limits one key ({self.key!r}); got key {key!r}")
         self.key = key
         wkey = window_key(key, now, self.window_s)
         known = self._known.get(gateway, (wkey, 0))
@@ -283,7 +295,7 @@ class AsyncSync(Strategy):
         yield  # decided locally: no round trip
 
     def sync(self, gateway, now):
-        wkey = window_key(self.key, now, self.window_s)
+        wkey = window_key(self.key or "rl", now, self.window_s)
         pkey, n = self._pending.pop(gateway, (wkey, 0))
         try:
             replies = yield [("INCRBY", pkey, n), ("PEXPIRE", pkey, _ms(2 * self.window_s))]
@@ -295,7 +307,10 @@ class AsyncSync(Strategy):
             self._known[gateway] = (pkey, total)
         else:  # the push failed: keep the count to push next time
             key_now, more = self._pending.get(gateway, (pkey, 0))
-            self._pending[gateway] = (pkey, n + (more if key_now == pkey else 0))
+            if key_now == pkey:
+                self._pending[gateway] = (pkey, n + more)
+            # else the gateway has moved on to a new window while the push travelled: what it
+            # admitted there stays pending; the old window's count no longer decides anything
         return True
 
 

@@ -43,7 +43,9 @@ def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
                 sync_clock: Callable[[], float] = time.monotonic) -> ThreadRun:
     """Decide `requests` requests on `strategy.gateways` threads at once; count admissions.
 
-    A store that fails mid-run decides by `fail_open`. Every request gets one decision.
+    A store that fails mid-run decides by `fail_open`. Every request gets one decision; any
+    other error in a gateway's thread (an error reply its program does not handle) is raised
+    here once every thread has ended.
     `setup=False` skips ``strategy.setup`` (scripts already loaded). A strategy that syncs
     in the background (``sync_interval_s``) syncs from its gateway's thread, between requests,
     whenever `sync_clock` says the interval has passed.
@@ -57,6 +59,7 @@ def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
     admitted = [0] * strategy.gateways
     trips = [0] * strategy.gateways
     errors: list[str] = []
+    crashed: list[BaseException] = []
     start = threading.Barrier(strategy.gateways)
 
     def gateway(g: int) -> None:
@@ -78,6 +81,8 @@ def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
                     errors.append(str(e))
                     allowed = fail_open
                 admitted[g] += bool(allowed)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller below
+            crashed.append(e)
         finally:
             if conn is not None:
                 conn.close()
@@ -88,30 +93,33 @@ def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
         t.start()
     for t in threads:
         t.join()
+    if crashed:
+        raise crashed[0]
     return ThreadRun(requests, sum(admitted), admitted, sum(trips), errors)
 
 
 def _drive(program, conn, g: int, trips: list[int], think_s: float, sleep) -> bool:
-    """Run one program over a real connection; its value."""
+    """Run one program over a real connection; its value. An error reply, or the store being
+    unreachable, is raised inside the program (as the simulator does), which may handle it."""
     try:
         cmd = next(program)
         while True:
             trips[g] += 1
-            if isinstance(cmd, list):
-                reply = []
-                for c in cmd:
-                    try:
-                        reply.append(conn.execute(*c))
-                    except StoreError as e:
-                        reply.append(e)
-            else:
-                try:
+            try:
+                if isinstance(cmd, list):
+                    reply = []
+                    for c in cmd:
+                        try:
+                            reply.append(conn.execute(*c))
+                        except StoreError as e:
+                            reply.append(e)
+                else:
                     reply = conn.execute(*cmd)
-                except StoreError as e:
-                    if think_s:
-                        sleep(think_s)
-                    cmd = program.throw(e)
-                    continue
+            except (StoreError, StoreUnavailable) as e:
+                if think_s:
+                    sleep(think_s)
+                cmd = program.throw(e)
+                continue
             if think_s:
                 sleep(think_s)
             cmd = program.send(reply)

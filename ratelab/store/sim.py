@@ -34,8 +34,9 @@ class Status(str):
 OK = Status("OK")
 QUEUED = Status("QUEUED")
 
-_INT = re.compile(r"-?(0|[1-9][0-9]*)\Z")
+_INT = re.compile(r"(0|-?[1-9][0-9]*)\Z")         # string2ll: no "+1", "01" or "-0"
 _FLOAT = re.compile(r"[+-]?(inf|infinity|(\d+\.?\d*|\.\d+)(e[+-]?\d+)?)\Z", re.IGNORECASE)
+_HEX_FLOAT = re.compile(r"[+-]?0x([0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(p[+-]?\d+)?\Z", re.IGNORECASE)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -65,10 +66,22 @@ def parse_int(text: str, error: str = E.NOT_INTEGER) -> int:
 
 
 def parse_float(text: str, error: str = E.NOT_FLOAT) -> float:
-    """`text` as a double, as Redis parses a score ("inf" yes, "nan" no)."""
-    if not _FLOAT.match(text):
+    """`text` as a double, as Redis parses a score with strtod: "inf" and hex ("0x10") yes;
+    "nan", and a number out of a double's range ("1e400", "1e-400"), no."""
+    try:
+        if _FLOAT.match(text):
+            x, digits = float(text), re.split(r"[eE]", text)[0]
+        elif _HEX_FLOAT.match(text):
+            x, digits = float.fromhex(text), re.split(r"[pP]", text.lstrip("+-"))[0][2:]
+        else:
+            raise StoreError(error)
+    except OverflowError:
+        raise StoreError(error) from None
+    overflow = math.isinf(x) and "inf" not in text.lower()
+    underflow = x == 0 and re.search(r"[1-9a-fA-F]", digits) is not None
+    if overflow or underflow:
         raise StoreError(error)
-    return float(text)
+    return x
 
 
 def format_score(x: float) -> str:
@@ -99,7 +112,9 @@ class ZSet:
         self.order: list[tuple[float, str]] = []
 
     def add(self, member: str, score: float) -> None:
-        """Set `member`'s score (insert or move)."""
+        """Set `member`'s score (insert or move). A score of -0 is kept as 0, as Redis's
+        compact encoding of a small sorted set keeps it (ZSCORE then says "0")."""
+        score += 0.0
         self.remove(member)
         self.scores[member] = score
         bisect.insort(self.order, (score, member))
@@ -146,20 +161,35 @@ redis.call = function(...)
   if ok then return value end
   error({err = value, line = line_of_caller()})
 end
+-- Redis 7's pcall hands a script the text of an error table ({err = ...}), not the table.
+local function pack(...) return {n = select("#", ...), ...} end
+local function protected(f, ...)
+  local res = pack(pcall(f, ...))
+  if res[1] then return unpack(res, 1, res.n) end
+  local e = res[2]
+  if type(e) == "table" and type(e.err) == "string" then e = e.err end
+  return false, e
+end
 redis.pcall = function(...)
   local ok, value = dispatch(...)
   if ok then return value end
   return {err = value}
 end
 redis.status_reply = function(s) return {ok = s} end
-redis.error_reply = function(s) return {err = s} end
+-- "-CODE message" keeps its code; text without a code gets "ERR" (Redis 7).
+redis.error_reply = function(s)
+  local text = tostring(s)
+  if text:sub(1, 1) ~= "-" then text = "-" .. text end
+  if text:find(" ", 1, true) then return {err = text:sub(2)} end
+  return {err = "ERR " .. text:sub(2)}
+end
 redis.sha1hex = sha1hex
 redis.log = function() end
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
 
 local base = {redis = redis, tonumber = tonumber, tostring = tostring, type = type,
   pairs = pairs, ipairs = ipairs, next = next, select = select, unpack = unpack,
-  error = error, pcall = pcall, assert = assert, math = math, string = string,
+  error = error, pcall = protected, assert = assert, math = math, string = string,
   table = table, setmetatable = setmetatable, getmetatable = getmetatable,
   rawget = rawget, rawset = rawset, rawequal = rawequal}
 
@@ -186,6 +216,9 @@ local function run(f, keys, argv)
   debug.sethook(track, "l")
   local ok, value = pcall(f)
   debug.sethook()
+  if not ok and type(value) == "table" and value.line == nil then
+    value.line = last_line  -- error({err = ...}) raised by the script itself
+  end
   return ok, value
 end
 
@@ -327,9 +360,11 @@ class SimStore:
                 get = True
             elif o in ("EX", "PX") and not keepttl and ttl_ms is None and i + 1 < len(opts):
                 n = parse_int(opts[i + 1])
-                if n <= 0:
+                if n <= 0 or (o == "EX" and n > INT64_MAX // 1000):
                     raise StoreError("ERR invalid expire time in 'set' command")
                 ttl_ms = n * 1000 if o == "EX" else n
+                if ttl_ms > INT64_MAX - self.now_ms():
+                    raise StoreError("ERR invalid expire time in 'set' command")
                 i += 1
             else:
                 raise StoreError(E.SYNTAX)
@@ -361,7 +396,10 @@ class SimStore:
         return self._incr(key, parse_int(by))
 
     def cmd_decrby(self, conn, key, by):
-        return self._incr(key, -parse_int(by))
+        n = parse_int(by)
+        if n == INT64_MIN:
+            raise StoreError("ERR decrement would overflow")
+        return self._incr(key, -n)
 
     # -- keys and expiry ----------------------------------------------------------------
 
@@ -371,8 +409,14 @@ class SimStore:
     def cmd_exists(self, conn, *keys):
         return sum(1 for k in keys if self._live(k))
 
-    def _expire(self, key: str, ms: int) -> int:
+    def _expire(self, key: str, ms: int, flags: set[str] = frozenset()) -> int:
         if not self._live(key):
+            return 0
+        current = self._deadline_ms.get(key)          # None: no TTL, an infinite one
+        deadline = self.now_ms() + ms
+        if (("NX" in flags and current is not None) or ("XX" in flags and current is None)
+                or ("GT" in flags and (current is None or deadline <= current))
+                or ("LT" in flags and current is not None and deadline >= current)):
             return 0
         if ms <= 0:
             self._delete(key)
@@ -381,11 +425,36 @@ class SimStore:
             self._touch(key)
         return 1
 
-    def cmd_expire(self, conn, key, seconds):
-        return self._expire(key, parse_int(seconds) * 1000)
+    def _expire_ms(self, command: str, n: int, unit_ms: int) -> int:
+        """EXPIRE's argument in milliseconds, refused (as Redis does) when the deadline it
+        gives would not fit in 64 bits."""
+        if unit_ms > 1 and not -(INT64_MAX // unit_ms) <= n <= INT64_MAX // unit_ms:
+            raise StoreError(f"ERR invalid expire time in '{command}' command")
+        if n * unit_ms > INT64_MAX - self.now_ms():
+            raise StoreError(f"ERR invalid expire time in '{command}' command")
+        return n * unit_ms
 
-    def cmd_pexpire(self, conn, key, ms):
-        return self._expire(key, parse_int(ms))
+    @staticmethod
+    def _expire_flags(opts: tuple) -> set[str]:
+        """EXPIRE's NX / XX / GT / LT (Redis 7), checked as Redis checks them."""
+        flags = set()
+        for o in opts:
+            if o.upper() not in ("NX", "XX", "GT", "LT"):
+                raise StoreError(f"ERR Unsupported option {o}")
+            flags.add(o.upper())
+        if "NX" in flags and len(flags) > 1:
+            raise StoreError("ERR NX and XX, GT or LT options at the same time are not compatible")
+        if {"GT", "LT"} <= flags:
+            raise StoreError("ERR GT and LT options at the same time are not compatible")
+        return flags
+
+    def cmd_expire(self, conn, key, seconds, *opts):
+        flags = self._expire_flags(opts)
+        return self._expire(key, self._expire_ms("expire", parse_int(seconds), 1000), flags)
+
+    def cmd_pexpire(self, conn, key, ms, *opts):
+        flags = self._expire_flags(opts)
+        return self._expire(key, self._expire_ms("pexpire", parse_int(ms), 1), flags)
 
     def cmd_pttl(self, conn, key):
         if not self._live(key):
@@ -407,6 +476,8 @@ class SimStore:
         return [str(us // 1_000_000), str(us % 1_000_000)]
 
     def cmd_flushall(self, conn, *opts):
+        if len(opts) > 1 or (opts and opts[0].upper() not in ("SYNC", "ASYNC")):
+            raise StoreError(E.SYNTAX)
         for key in list(self._data):
             self._delete(key)
         return OK
@@ -473,6 +544,8 @@ class SimStore:
             if ("NX" in flags and old is not None) or ("XX" in flags and old is None):
                 continue
             new = score + old if ("INCR" in flags and old is not None) else score
+            if math.isnan(new):
+                raise StoreError("ERR resulting score is not a number (NaN)")
             if old is not None and (("GT" in flags and new <= old)
                                     or ("LT" in flags and new >= old)):
                 continue
@@ -480,7 +553,7 @@ class SimStore:
             result = new
             added += old is None
             changed += old is None or old != new
-        if z.scores:
+        if changed:  # Redis signals the key modified only when a member was added or moved
             self._put(key, z)
         if "INCR" in flags:
             return None if result is None else format_score(result)
@@ -601,15 +674,18 @@ class SimStore:
 
     def cmd_script(self, conn, sub, *args):
         sub_u = sub.upper()
-        if sub_u == "LOAD" and len(args) == 1:
+        if sub_u not in ("LOAD", "EXISTS", "FLUSH"):
+            raise StoreError(f"ERR unknown subcommand '{sub}'. Try SCRIPT HELP.")
+        if (sub_u == "LOAD" and len(args) != 1) or (sub_u == "EXISTS" and not args):
+            raise StoreError(f"ERR wrong number of arguments for 'script|{sub.lower()}' command")
+        if sub_u == "LOAD":
             return self._load(args[0])
-        if sub_u == "EXISTS" and args:
+        if sub_u == "EXISTS":
             return [int(a.lower() in self._scripts) for a in args]
-        if sub_u == "FLUSH" and len(args) <= 1:
-            self._scripts.clear()
-            return OK
-        raise StoreError(f"ERR unknown subcommand or wrong number of arguments for '{sub}'. "
-                         "Try SCRIPT HELP.")
+        if len(args) > 1 or (args and args[0].upper() not in ("SYNC", "ASYNC")):
+            raise StoreError("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+        self._scripts.clear()
+        return OK
 
     def cmd_eval(self, conn, source, numkeys, *rest):
         return self._eval(conn, self._load(source), numkeys, rest)
@@ -672,9 +748,7 @@ def _lua_arg(x: Any) -> str:
     (%.17g: 2.01 arrives as "2.0099999999999998")."""
     if isinstance(x, bool) or x is None:
         raise TypeError(x)
-    if isinstance(x, int):
-        return str(x)
-    if isinstance(x, float):
+    if isinstance(x, (int, float)):  # a Lua number is a double, however lupa hands it over
         return "%.17g" % x
     if isinstance(x, (str, bytes)):
         return _arg(x)
@@ -696,18 +770,17 @@ def _from_lua(value: Any) -> Any:
         return int(value)
     if isinstance(value, (str, bytes)):
         return _arg(value)
-    if _is_table(value):
-        if value["err"] is not None:
-            raise_error = StoreError(str(value["err"]))
-            raise raise_error
-        if value["ok"] is not None:
-            return Status(value["ok"])
+    if _is_table(value):  # {err = "text"} and {ok = "text"} only when the field is a string
+        if isinstance(value["err"], (str, bytes)):
+            raise StoreError(_arg(value["err"]))
+        if isinstance(value["ok"], (str, bytes)):
+            return Status(_arg(value["ok"]))
         out = []
         i = 1
         while value[i] is not None:
             item = value[i]
-            if _is_table(item) and item["err"] is not None:
-                out.append(StoreError(str(item["err"])))
+            if _is_table(item) and isinstance(item["err"], (str, bytes)):
+                out.append(StoreError(_arg(item["err"])))
             else:
                 out.append(_from_lua(item))
             i += 1
@@ -732,6 +805,14 @@ class SimConnection:
     def execute(self, *args: Any) -> Any:
         """Run one command as this client; return the reply or raise StoreError."""
         name = _arg(args[0]).upper() if args else ""
+        if name in ("MULTI", "EXEC", "DISCARD") and len(args) != 1:
+            if name == "EXEC":  # Redis discards the transaction, as EXEC does after an error
+                self.queue, self.watched = None, {}
+                raise StoreError("EXECABORT Transaction discarded because of: wrong number of "
+                                 "arguments for 'exec' command")
+            if self.queue is not None:
+                self.queue_failed = True
+            raise StoreError(E.arity(name))
         if name == "MULTI":
             if self.queue is not None:
                 raise StoreError("ERR MULTI calls can not be nested")
@@ -758,8 +839,8 @@ class SimConnection:
             problem = f"ERR unknown command '{_arg(args[0])}', with args beginning with: {shown}"
         elif (spec[1] >= 0 and n != spec[1]) or (spec[1] < 0 and n < -spec[1]):
             problem = E.arity(name)
-        elif name == "WATCH":
-            problem = "ERR WATCH inside MULTI is not allowed"
+        elif name == "WATCH":  # refused, but it does not spoil the transaction
+            raise StoreError("ERR WATCH inside MULTI is not allowed")
         if problem:
             self.queue_failed = True
             raise StoreError(problem)
@@ -795,7 +876,7 @@ COMMANDS: dict[str, tuple[Callable, int]] = {
     "INCR": (SimStore.cmd_incr, 2), "DECR": (SimStore.cmd_decr, 2),
     "INCRBY": (SimStore.cmd_incrby, 3), "DECRBY": (SimStore.cmd_decrby, 3),
     "DEL": (SimStore.cmd_del, -2), "EXISTS": (SimStore.cmd_exists, -2),
-    "EXPIRE": (SimStore.cmd_expire, 3), "PEXPIRE": (SimStore.cmd_pexpire, 3),
+    "EXPIRE": (SimStore.cmd_expire, -3), "PEXPIRE": (SimStore.cmd_pexpire, -3),
     "TTL": (SimStore.cmd_ttl, 2), "PTTL": (SimStore.cmd_pttl, 2),
     "PING": (SimStore.cmd_ping, -1), "TIME": (SimStore.cmd_time, 1),
     "FLUSHALL": (SimStore.cmd_flushall, -1),

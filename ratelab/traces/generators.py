@@ -209,10 +209,13 @@ def on_off(rate_on_per_s, mean_on_s, mean_off_s, duration_s, rng: np.random.Gene
 
 def _ticks(period: np.ndarray, phase: np.ndarray, duration: float, per_tick: int):
     """(source, tick time) for ticks phase + k·period < duration, each repeated per_tick times."""
-    counts = np.where(phase < duration, np.ceil((duration - phase) / period), 0).astype(np.int64)
-    seg, k = _segment_index(counts)
+    # one tick more than the division says, then keep those inside: the division and the
+    # tick times round differently (1/3 + 2·(1/3) is 1.0 although (1 - 1/3) / (1/3) > 2)
+    counts = np.where(phase < duration, np.ceil((duration - phase) / period) + 1, 0)
+    seg, k = _segment_index(counts.astype(np.int64))
     time = phase[seg] + k * period[seg]
-    return np.repeat(seg, per_tick), np.repeat(time, per_tick)
+    inside = time < duration
+    return np.repeat(seg[inside], per_tick), np.repeat(time[inside], per_tick)
 
 
 def periodic(period_s, duration_s, rng: np.random.Generator, *, jitter_s=0.0, phase_s=None,

@@ -217,6 +217,11 @@ def test_every_generator_keeps_to_its_span_and_keys(rate, duration, seed):
         assert t.n_keys == n and np.all((t.key >= 0) & (t.key < n))
 
 
+def test_flood_keeps_a_tick_that_rounds_onto_the_end_of_the_span_out():
+    t = g.flood([3.0], 1.0, phase_s=1 / 3)  # ticks 1/3, 2/3, and 1/3 + 2·(1/3) == 1.0
+    assert t.time.tolist() == [1 / 3, 1 / 3 + 1 / 3] and t.time.max() < 1.0
+
+
 @settings(max_examples=60, deadline=None)
 @given(rates, st.floats(0.5, 50.0), st.floats(0.0, 1.0))
 def test_flood_sends_exactly_what_fits(rate, duration, phase_frac):
@@ -224,8 +229,8 @@ def test_flood_sends_exactly_what_fits(rate, duration, phase_frac):
     phase = phase_frac / rate
     t = g.flood(rate, duration, phase_s=phase)
     counts = np.bincount(t.key, minlength=len(rate))
-    # requests at phase + k / rate < duration, k = 0, 1, ...
-    want = [sum(1 for k in range(int(duration * r) + 2) if p + k / r < duration)
+    # requests at phase + k·(1 / rate) < duration, k = 0, 1, ... (the period rounded once)
+    want = [sum(1 for k in range(int(duration * r) + 3) if p + k * (1 / r) < duration)
             for r, p in zip(rate, phase)]
     assert list(counts) == want
 
