@@ -270,7 +270,7 @@ def default_params(name: str) -> dict:
 
 
 @pytest.mark.parametrize("name, params, start, gap", [
-    ("token-bucket", {"rate": 10, "capacity": 1}, 1000.3, 0.05),
+    ("token-bucket", {"rate": 9.5, "capacity": 1}, 1000.3, 0.05),
     ("leaky-bucket", {"rate": 7, "capacity": 1}, 1000.3, 0.05),
     ("fixed-window", {"limit": 1, "window": 0.7}, 1000.3, 0.05),
     ("sliding-window-log", {"limit": 3, "window": 0.7}, 1000.3, 0.03),

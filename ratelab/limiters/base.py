@@ -99,6 +99,12 @@ def finite_time(now: Any, name: str = "now") -> float:
 
 # ---------------------------------------------------------------- float rounding
 
+TIE = 1e-9
+"""Request units: the buckets treat a shortfall below a billionth of a request as a tie, and a
+tie passes. Refill from float timestamps lands a rounding step short (0.1 s at 10/s refills
+0.9999999999999996 of a token), which would refuse about a third of a client sending at
+exactly the rate."""
+
 NUDGES = 64
 """How many float steps `earliest` tries past a computed wait (one or two are ever needed)."""
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Decision, Limiter, PerSecond, Seconds, earliest, positive
+from .base import TIE, Decision, Limiter, PerSecond, Seconds, earliest, positive
 
 MODES = ("police", "shape")
 
@@ -62,7 +62,7 @@ class LeakyBucket(Limiter):
 
     def _check(self, state: MeterState, now: float, cost: float):
         level = self._level(state, now)
-        allowed = level + cost <= self.capacity
+        allowed = level + cost <= self.capacity + TIE  # a float excess below TIE is a tie
         after = level + cost if allowed else level
         new = MeterState(after, now)
         decision = Decision(
@@ -71,7 +71,7 @@ class LeakyBucket(Limiter):
             remaining=int(math.floor(self.capacity - after)),
             retry_after=0.0 if allowed else earliest(
                 now, (level + cost - self.capacity) / self.rate,
-                lambda t: self._level(new, t) + cost <= self.capacity),
+                lambda t: self._level(new, t) + cost <= self.capacity + TIE),
             reset_after=earliest(now, after / self.rate, lambda t: self._level(new, t) == 0.0),
             # the shaper serves the queue first: `level` units ahead at `rate` per second
             delay=level / self.rate if allowed and self.mode == "shape" else 0.0,

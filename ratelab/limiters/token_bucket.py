@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Decision, Limiter, PerSecond, Seconds, earliest, positive
+from .base import TIE, Decision, Limiter, PerSecond, Seconds, earliest, positive
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +37,7 @@ def take(
     as refilled to `now`.
     """
     tokens = refill(state, now, rate=rate, capacity=capacity)
-    allowed = tokens >= cost
+    allowed = tokens + TIE >= cost  # a float shortfall below TIE is a tie, and passes
     return BucketState(tokens - cost if allowed else tokens, now), allowed
 
 
@@ -64,7 +64,7 @@ class TokenBucket(Limiter):
         tokens = new.tokens
         retry = 0.0 if allowed else earliest(
             now, (cost - tokens) / self.rate,
-            lambda t: refill(new, t, rate=self.rate, capacity=self.capacity) >= cost)
+            lambda t: refill(new, t, rate=self.rate, capacity=self.capacity) + TIE >= cost)
         decision = Decision(
             allowed=allowed,
             limit=self.capacity,

@@ -34,6 +34,7 @@ from numba import njit
 
 EXPIRE_IDLE_MS = 60_000  # nginx deletes LRU nodes idle this long (ratelab.limiters.nginx)
 NUDGES = 64  # ratelab.limiters.base.NUDGES: float steps tried past a computed retry_after
+TIE = 1e-9  # ratelab.limiters.base.TIE: a bucket shortfall below this passes
 
 
 def record(itemsize: int, **fields) -> np.dtype:
@@ -96,7 +97,7 @@ def token_bucket(time, key, cost, unit, state, rate, capacity,
         elapsed = max(0.0, now - last)
         tokens = min(capacity, tokens + elapsed * rate)
         counter[i] = tokens
-        ok = tokens >= c
+        ok = tokens + TIE >= c
         if ok:
             tokens = tokens - c
         s.tokens = tokens
@@ -111,7 +112,7 @@ def token_bucket(time, key, cost, unit, state, rate, capacity,
 @njit(cache=True)
 def _token_bucket_passes(t, last, tokens, c, rate, capacity):
     """refill(state, t) >= c, as TokenBucket decides at time t."""
-    return min(capacity, tokens + max(0.0, t - last) * rate) >= c
+    return min(capacity, tokens + max(0.0, t - last) * rate) + TIE >= c
 
 
 @njit(cache=True)
@@ -147,7 +148,7 @@ def leaky_bucket(time, key, cost, unit, state, rate, capacity, shape,
             last = now
         level = max(0.0, level - max(0.0, now - last) * rate)
         counter[i] = level
-        ok = level + c <= capacity
+        ok = level + c <= capacity + TIE
         after = level + c if ok else level
         s.level = after
         s.last = now
@@ -163,7 +164,7 @@ def leaky_bucket(time, key, cost, unit, state, rate, capacity, shape,
 @njit(cache=True)
 def _leaky_bucket_passes(t, last, level, c, rate, capacity):
     """LeakyBucket._level(state, t) + c <= capacity."""
-    return max(0.0, level - max(0.0, t - last) * rate) + c <= capacity
+    return max(0.0, level - max(0.0, t - last) * rate) + c <= capacity + TIE
 
 
 @njit(cache=True)

@@ -55,3 +55,19 @@ def test_inspect_works_for_limits_below_one_request():
     b = TokenBucket(rate=1, capacity=0.5)
     assert b.allow("k", 0.0, cost=0.25).allowed
     assert b.inspect("k", 0.0)["tokens"] == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("name, params", [
+    ("token-bucket", {"rate": 10, "capacity": 1}),
+    ("leaky-bucket", {"rate": 10, "capacity": 1, "mode": "police"}),
+    ("leaky-bucket", {"rate": 10, "capacity": 1, "mode": "shape"}),
+    ("token-bucket", {"rate": 3, "capacity": 2}),
+])
+def test_a_client_sending_at_exactly_the_rate_always_passes(name, params):
+    """Times i / rate in floats refill a rounding step short of a token (0.9999999999999996):
+    that shortfall is a tie, and a tie passes."""
+    from ratelab.limiters import make
+
+    lim = make(name, **params)
+    rate = params["rate"]
+    assert all(lim.allow("k", i / rate).allowed for i in range(2000))
