@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from ..store.errors import StoreError
 from ..store.sim import SimStore
-from .sim import _short, describe
+from .sim import _short, describe, execute
 from .strategies import Strategy
 
 
@@ -51,7 +51,7 @@ def _replay(strategy_factory, n_clients, schedule, setup, key, now):
     steps = []
     for i in schedule:
         cmd = pending[i]
-        reply = _run(conns[i], cmd)
+        reply = execute(conns[i], cmd)
         steps.append((i, describe(cmd), _short(reply)))
         try:
             if isinstance(reply, StoreError):
@@ -62,21 +62,6 @@ def _replay(strategy_factory, n_clients, schedule, setup, key, now):
             results[i] = bool(stop.value)
             pending[i] = None
     return store, results, steps
-
-
-def _run(conn, cmd):
-    if isinstance(cmd, list):
-        out = []
-        for c in cmd:
-            try:
-                out.append(conn.execute(*c))
-            except StoreError as e:
-                out.append(e)
-        return out
-    try:
-        return conn.execute(*cmd)
-    except StoreError as e:
-        return e
 
 
 def interleavings(strategy_factory: Callable[[], Strategy], clients: int = 2, *,

@@ -298,7 +298,7 @@ def simulate(strategy: Strategy, requests: Iterable[Request], *, store: SimStore
                 yield env.timeout(ready - env.now)
                 backlog["held"] -= 1
             rec.executed = env.now
-            result = _execute(conn, cmd)
+            result = execute(conn, cmd)
         rec.reply = _short(result)
         yield env.timeout(latency.sample(rng))
         rec.replied = env.now
@@ -374,7 +374,7 @@ def simulate(strategy: Strategy, requests: Iterable[Request], *, store: SimStore
     return Run(strategy, requests, commands, decisions, store)
 
 
-def _execute(conn, cmd) -> Any:
+def execute(conn, cmd) -> Any:
     """Run one command or a pipeline at the store; an error reply comes back as a value."""
     if isinstance(cmd, list):
         out = []
