@@ -124,53 +124,51 @@ class FullJitter(ExponentialBackoff):
 
 
 @dataclass(frozen=True, kw_only=True)
-class HonourRetryAfter(Behaviour):
+class _WaitForHeader(Behaviour):
+    """Wait the seconds one response header says (``header``: a ResponseView field), plus
+    uniform jitter in [0, jitter_s); without that header, fall back to `fallback`."""
+
+    header = ""
+    header_label = ""
+    jitter_s: float = 0.0
+    fallback: Behaviour = field(default_factory=lambda: FullJitter())
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        non_negative("jitter_s", self.jitter_s)
+
+    @property
+    def label(self) -> str:
+        return self.header_label + (f" + jitter {self.jitter_s:g} s" if self.jitter_s else "")
+
+    def retry_delay(self, attempt, view, rng) -> float:
+        wait = getattr(view, self.header)
+        if wait is None:
+            return self.fallback.retry_delay(attempt, view, rng)
+        jitter = float(rng.uniform(0.0, self.jitter_s)) if self.jitter_s else 0.0
+        return wait + jitter
+
+
+@dataclass(frozen=True, kw_only=True)
+class HonourRetryAfter(_WaitForHeader):
     """Wait the Retry-After the server sent, plus uniform jitter in [0, jitter_s).
 
     Without a Retry-After (a server that cannot say), fall back to `fallback`.
     """
 
-    jitter_s: float = 0.0
-    fallback: Behaviour = field(default_factory=lambda: FullJitter())
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        non_negative("jitter_s", self.jitter_s)
-
-    @property
-    def label(self) -> str:
-        return "Retry-After" + (f" + jitter {self.jitter_s:g} s" if self.jitter_s else "")
-
-    def retry_delay(self, attempt, view, rng) -> float:
-        if view.retry_after_s is None:
-            return self.fallback.retry_delay(attempt, view, rng)
-        jitter = float(rng.uniform(0.0, self.jitter_s)) if self.jitter_s else 0.0
-        return view.retry_after_s + jitter
+    header = "retry_after_s"
+    header_label = "Retry-After"
 
 
 @dataclass(frozen=True, kw_only=True)
-class WaitForReset(Behaviour):
+class WaitForReset(_WaitForHeader):
     """Sleep until X-RateLimit-Reset (an absolute Unix time), plus uniform jitter in [0, jitter_s).
 
     Every client refused in a window wakes at the same instant: the window's reset.
     """
 
-    jitter_s: float = 0.0
-    fallback: Behaviour = field(default_factory=lambda: FullJitter())
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        non_negative("jitter_s", self.jitter_s)
-
-    @property
-    def label(self) -> str:
-        return "X-RateLimit-Reset" + (f" + jitter {self.jitter_s:g} s" if self.jitter_s else "")
-
-    def retry_delay(self, attempt, view, rng) -> float:
-        if view.x_reset_s is None:
-            return self.fallback.retry_delay(attempt, view, rng)
-        jitter = float(rng.uniform(0.0, self.jitter_s)) if self.jitter_s else 0.0
-        return view.x_reset_s + jitter
+    header = "x_reset_s"
+    header_label = "X-RateLimit-Reset"
 
 
 @dataclass(frozen=True, kw_only=True)

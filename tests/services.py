@@ -57,19 +57,27 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout_s: float = 10.0) ->
 
 
 @contextmanager
-def running(cmd: list[str], port: int, cwd: Path | None = None):
-    """Run `cmd` until the block ends; yield once it listens on `port`."""
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def running(cmd: list[str], port: int, cwd: Path | None = None, *, env: dict | None = None,
+            log: Path | None = None, timeout_s: float = 10.0):
+    """Run `cmd` until the block ends; yield once it listens on `port`.
+
+    Its output goes to the file `log` (or nowhere): never to a pipe nobody reads, which a
+    chatty server would fill and block on.
+    """
+    out = open(log, "w") if log else subprocess.DEVNULL
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
-        wait_for_port(port, proc)
+        wait_for_port(port, proc, timeout_s)
         yield proc
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=5)
+            proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if log:
+            out.close()
 
 
 @contextmanager

@@ -13,14 +13,13 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from services import free_port, need, required, wait_for_port
+from services import free_port, need, required, running
 
 pytestmark = pytest.mark.service
 
@@ -58,19 +57,8 @@ def lab(tmp_path):
     news = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     news.parent.mkdir(parents=True)
     news.write_text('{"fetchNews": "false"}')  # no "get news?" toast over the page
-    log = open(home / "lab.log", "w")
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        wait_for_port(port, proc, timeout_s=60)
+    with running(cmd, port, tmp_path, env=env, log=home / "lab.log", timeout_s=60):
         yield f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK}?token={token}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 @pytest.fixture
