@@ -2,32 +2,39 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-stamp
+LAB_STAMP  := $(VENV)/.lab-stamp
+TEST_STAMP := $(VENV)/.test-stamp
 
-# Recorded traces: $RATELAB_DATA when set, else ../shared/traces when it is there.
-ifneq ($(wildcard ../shared/traces),)
-export RATELAB_DATA ?= $(abspath ../shared/traces)
-endif
-
-.PHONY: lab test notebooks bench clean
+.PHONY: lab test check notebooks bench clean
 
 # (Re)install when pyproject.toml changes; creates .venv when missing.
-$(STAMP): pyproject.toml
+# The lab needs only the package; the tests add the test and bench extras.
+$(LAB_STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
-	@touch $(STAMP)
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $(LAB_STAMP)
 
-lab: $(STAMP)
+$(TEST_STAMP): $(LAB_STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	@touch $(TEST_STAMP)
+
+lab: $(LAB_STAMP)
 	$(BIN)/ratelab lab
 
-test: $(STAMP)
+# Everything: unit, property, notebooks (nbval), real services (skipped with a reason when
+# redis-server, nginx or chromium are not installed; RATELAB_REQUIRE_SERVICES=1 fails instead).
+test: $(TEST_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-notebooks: $(STAMP)
+# The fast lane: unit and property tests; no notebooks, services or slow differentials.
+check: $(TEST_STAMP)
+	$(BIN)/python -m pytest tests -m "not service and not slow" $(PYTEST_ARGS)
+
+notebooks: $(LAB_STAMP)
 	$(BIN)/ratelab notebooks
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(BIN)/ratelab bench
 
 clean:

@@ -5,10 +5,12 @@
     >>> trace.meta["report"].clients          # doctest: +SKIP
     2333
 
-A dataset's file is looked up in the directory named by ``$RATELAB_DATA``, then in the
-project's ``data/`` folder. The files are third-party logs: they are not shipped with ratelab.
-``ratelab datasets fetch NAME`` downloads one from its public source (when the machine has
-internet) and checks it against the sha256 of its decompressed content recorded here.
+The traces ship in the project's ``data/`` folder (third-party logs, freely redistributable:
+``data/README.md`` gives their provenance and licence terms), so nothing needs setting up. A
+dataset's file is looked up first in the directory named by ``$RATELAB_DATA``, when it is set
+(a folder of your own), then in ``data/``. ``ratelab datasets fetch NAME`` downloads one again
+from its public source (when the machine has internet) and checks it against the sha256 of its
+decompressed content recorded here.
 """
 
 from __future__ import annotations

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,25 @@ def redis_url():
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    """The directory of recorded traces ($RATELAB_DATA), or skip when it is not there."""
-    path = Path(os.environ.get("RATELAB_DATA", ROOT.parent / "shared" / "traces"))
-    if not path.is_dir():
-        pytest.skip(f"no recorded traces at {path} (set RATELAB_DATA)")
-    return path
+    """The repository's data/ folder: the recorded traces ship there, so it is never missing."""
+    from ratelab.datasets import DATA, DATASETS
+
+    missing = [d.file for d in DATASETS.values() if not (DATA / d.file).is_file()]
+    assert not missing, f"recorded traces missing from {DATA}: {missing}"
+    return DATA
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line saying how many tests skipped for want of a service, and which services."""
+    from collections import Counter
+
+    reasons = Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        if "is not installed" in reason:
+            reasons[reason.removeprefix("Skipped: ").split(" is not installed")[0]] += 1
+    if reasons:
+        by = ", ".join(f"{n} need {what}" for what, n in sorted(reasons.items()))
+        terminalreporter.write_line(
+            f"services: {sum(reasons.values())} tests skipped ({by}); install them with "
+            "apt-get install redis-server nginx chromium, or see .ci/run", yellow=True)

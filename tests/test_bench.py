@@ -10,6 +10,8 @@ import pytest
 from ratelab import bench
 from ratelab.cli import main
 
+pytestmark = pytest.mark.slow  # runs the benchmark itself: left out of make check
+
 
 def test_bench_trace_is_seeded_sorted_and_heavy_tailed():
     a = bench.bench_trace(50_000, 200, np.random.default_rng(7))

@@ -103,6 +103,14 @@ def test_a_wrong_file_fails_verification(tmp_path, monkeypatch):
         datasets.load("epa-http", progress=False)
 
 
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_every_trace_ships_in_the_repository_and_is_found_with_no_setting(name, monkeypatch):
+    monkeypatch.delenv("RATELAB_DATA", raising=False)
+    file = datasets.path(name)
+    assert file.parent == datasets.ROOT / "data"
+    assert datasets.verify(name) == file  # the shipped file is the registered one
+
+
 def test_lookup_order_env_then_data(tmp_path, monkeypatch):
     monkeypatch.setenv("RATELAB_DATA", str(tmp_path))
     monkeypatch.setattr(datasets, "DATA", tmp_path / "data")

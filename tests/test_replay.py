@@ -97,6 +97,7 @@ def assert_same(compiled, reference, fields=FIELDS) -> None:
                                  f"compiled {a[i]!r}, reference {b[i]!r}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(ALGORITHMS))
 def test_compiled_equals_reference_on_random_traces(kind):
     """Every decision, delay, counter reading, remaining and retry_after is the reference's."""
@@ -212,6 +213,7 @@ RECORDED_LIMITERS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dataset", ["epa-http", "nasa-1995-08-01"])
 def test_compiled_equals_reference_on_recorded_traces(data_dir, dataset, monkeypatch):
     trace = recorded(data_dir, dataset, monkeypatch)

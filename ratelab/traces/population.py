@@ -28,7 +28,7 @@ Where the numbers come from — honestly:
 * ``volume_sigma = 1.2``: the per-source request counts of a day are close to lognormal in the
   two whole-day recorded traces: the standard deviation of log(requests per host) is 1.18 on
   EPA-HTTP (30 Aug 1995, 2,333 hosts) and 1.06 on NASA-HTTP 1 Aug 1995 (2,582 hosts) —
-  computed from the files in ``$RATELAB_DATA``. A CDN sees more extreme sources (NAT
+  computed from the files in ``data/``. A CDN sees more extreme sources (NAT
   gateways, crawlers) than one 1995 server, so this is if anything a light tail.
 * ``duration_s = 86400`` (one day): Cloudflare did not give the period; a day matches the
   recorded traces, and 400 M / 270 k is about 1,500 requests per source per day.
