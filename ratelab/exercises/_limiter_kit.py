@@ -15,7 +15,7 @@ KINDS = {
 }
 
 
-def verbs(exercise, reference_answer, hint_text: str):
+def verbs(exercise, reference_answer, hint_text: str, imports: str = ""):
     """check(), hint() and solution() for a module whose reference answer is `reference_answer`."""
 
     def check(answer, *, rng=None, cases=None, quiet=False, **options):
@@ -26,8 +26,9 @@ def verbs(exercise, reference_answer, hint_text: str):
         return hint_text
 
     def solution() -> str:
-        if isinstance(reference_answer, str):
-            return reference_answer
-        return _inspect.getsource(reference_answer)
+        """The reference answer's source, with the imports it needs."""
+        text = reference_answer if isinstance(reference_answer, str) \
+            else _inspect.getsource(reference_answer)
+        return (imports.strip() + "\n\n\n" if imports else "") + text
 
     return check, hint, solution

@@ -18,12 +18,14 @@ def attack(limit, window_s, boundary):
     """`limit` sends in the last tenth of the window before `boundary`, `limit` just after."""
     step = window_s / 10 / limit
     before = [boundary - window_s / 10 + i * step for i in range(limit)]
-    after = [boundary + i * step for i in range(limit)]
+    # half a step after the boundary, not on it: in floats k x W can fall just short of window k
+    after = [boundary + (i + 0.5) * step for i in range(limit)]
     return before + after
 
 
 class BoundaryExercise(Exercise):
     name = "boundary_attack"
+    answer = "attack"
     title = "The boundary attack on a fixed window"
     notebook = "03-windows"
 

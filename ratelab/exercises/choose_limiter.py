@@ -48,6 +48,7 @@ def _admitted(limiter, times):
 
 class ChooseExercise(Exercise):
     name = "choose_limiter"
+    answer = "choose"
     title = "Choose a limiter for a stated downstream"
     notebook = "09-choosing-a-limiter"
     random_count = 3
@@ -108,8 +109,10 @@ class ChooseExercise(Exercise):
              f"{label} runs the service at utilisation {rho:.3f}: the curve's mean wait "
              f"is {mean:.4g} s > {mean_w:.4g} s"),
         ]
-        for what, admitted in (("a flood from idle", ok), ("floods either side of a window "
-                                                           "boundary", ok2)):
+        burst = np.zeros(int(math.ceil(10 * mu * w)))
+        ok3 = _admitted(limiter.clone(), burst)
+        for what, admitted in (("a burst at one instant", ok3), ("a flood from idle", ok),
+                               ("floods either side of a window boundary", ok2)):
             waits = lindley_waits(admitted, np.full(len(admitted), 1 / mu)) if len(admitted) \
                 else np.zeros(1)
             worst = int(np.argmax(waits))
@@ -126,7 +129,7 @@ class ChooseExercise(Exercise):
                                                  f"{demand:g}/s\nyour limiter under the flood: "
                                                  f"{sustained:g}/s sustained, utilisation "
                                                  f"{rho:.3f}")))
-        return len(flood) + len(pair)
+        return len(flood) + len(pair) + len(burst)
 
 
 EXERCISE = ChooseExercise()

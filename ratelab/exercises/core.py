@@ -307,6 +307,7 @@ class Exercise:
     """
 
     name = ""
+    answer = ""        # the name the student's answer goes by (a function or a class)
     title = ""
     notebook = ""
     random_count = 6

@@ -43,6 +43,7 @@ class SlidingCounter:
 
 class CounterExercise(TimelineExercise):
     name = "counter_estimate"
+    answer = "SlidingCounter"
     title = "The sliding counter's estimate"
     notebook = "05-sliding-counter-error"
     fields = (Field("allowed"), Field("estimate", 1e-9))
@@ -89,4 +90,4 @@ check, hint, solution = verbs(EXERCISE, SlidingCounter, (
     "The previous window's weight is the share of it still inside (now - W, now]: "
     "1 - elapsed / W — large at the start of the current window, 0 at its end. When now moves "
     "one window on, cur becomes prev; two or more windows on, both are 0. Windows are "
-    "calendar-aligned (k = floor(now / W))."))
+    "calendar-aligned (k = floor(now / W))."), imports='import math')

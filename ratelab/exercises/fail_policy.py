@@ -25,6 +25,7 @@ def choose(requirements):
 
 class FailExercise(Exercise):
     name = "fail_policy"
+    answer = "choose"
     title = "Fail open or fail closed"
     notebook = "07-when-the-store-fails"
     random_count = 2

@@ -43,6 +43,7 @@ def decision_fields(d, lim, now):
 
 class FixedWindowExercise(TimelineExercise):
     name = "fixed_window"
+    answer = "FixedWindow"
     title = "A calendar-aligned fixed window"
     notebook = "03-windows"
     fields = (Field("allowed"), Field("remaining"), Field("retry_after", 2e-6))
@@ -81,4 +82,4 @@ EXERCISE = FixedWindowExercise()
 check, hint, solution = verbs(EXERCISE, FixedWindow, (
     "The window a time falls in is k = floor(now / window): it starts at k x window, not at "
     "the first request. Start counting again when k changes. Count only what passes; the "
-    "next window begins at (k + 1) x window."))
+    "next window begins at (k + 1) x window."), imports='import math')

@@ -34,6 +34,7 @@ class GCRA:
 
 class GcraExercise(TimelineExercise):
     name = "gcra_tat"
+    answer = "GCRA"
     title = "GCRA's theoretical arrival time"
     notebook = "09-choosing-a-limiter"
     fields = (Field("allowed"), Field("retry_after", 2e-6))
@@ -53,6 +54,8 @@ class GcraExercise(TimelineExercise):
              "requests": with_costs([0, 0.125, 0.25, 0.375, 0.5, 0.5])},
             {"name": "rejections leave the TAT", "params": {"rate": 1, "burst": 1},
              "requests": with_costs([0, 0, 0, 0, 0, 1, 1, 2])},
+            {"name": "an idle key banks nothing", "params": {"rate": 4, "burst": 0},
+             "requests": with_costs([0, 10, 10, 10, 10.25])},
         ]
 
     def random_cases(self, rng, n):

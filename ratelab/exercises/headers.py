@@ -76,6 +76,7 @@ class _Ref:
 
 class HeadersExercise(TimelineExercise):
     name = "headers"
+    answer = "headers"
     title = "Retry-After and RateLimit for a Decision"
     notebook = "08-saying-no"
     fields = (Field("Retry-After"), Field("RateLimit"), Field("RateLimit-Policy"))
@@ -129,4 +130,4 @@ EXERCISE = HeadersExercise()
 check, hint, solution = verbs(EXERCISE, headers, (
     "Round waits up (math.ceil), never down or to nearest: a client told 0 when 0.2 s are "
     "needed comes back early and is refused again. No Retry-After on a response that "
-    "passed. On a refusal RateLimit's t is the same wait as Retry-After."))
+    "passed. On a refusal RateLimit's t is the same wait as Retry-After."), imports='import math')

@@ -91,6 +91,7 @@ def _drive(program, conn):
 
 class LuaExercise(Exercise):
     name = "lua_counter"
+    answer = "decide"
     title = "An atomic shared counter with a Lua script"
     notebook = "06-distributed-races"
 
@@ -207,4 +208,4 @@ EXERCISE = LuaExercise()
 check, hint, solution = verbs(EXERCISE, SOLUTION, (
     "Put GET, the comparison and INCR inside one script: Redis runs a script as one step, "
     "so no other gateway's command can land between the read and the write. Only INCR "
-    "when admitting; PEXPIRE when the count is 1 (a new window's counter)."))
+    "when admitting; PEXPIRE when the count is 1 (a new window's counter)."), imports='from ratelab.cluster.strategies import window_key')

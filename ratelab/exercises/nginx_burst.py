@@ -38,6 +38,7 @@ class LimitReq:
 
 class NginxExercise(TimelineExercise):
     name = "nginx_burst"
+    answer = "LimitReq"
     title = "nginx's burst, delay and nodelay"
     notebook = "02-leaky-bucket"
     fields = (Field("allowed"), Field("delay", 1.5e-3))  # nginx truncates delays to whole ms

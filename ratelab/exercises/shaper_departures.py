@@ -31,6 +31,7 @@ def departures(arrivals, rate, capacity):
 
 class ShaperExercise(TimelineExercise):
     name = "shaper_departures"
+    answer = "departures"
     title = "The shaper's departure times"
     notebook = "02-leaky-bucket"
     fields = (Field("departure", 2e-6),)

@@ -66,6 +66,7 @@ def _run(fn, label, case):
 
 class StormExercise(Exercise):
     name = "storm_client"
+    answer = "retry_delay"
     title = "A client that gets through a retry storm"
     notebook = "08-saying-no"
     random_count = 2

@@ -45,6 +45,7 @@ class _Student:
 
 class TakeExercise(TimelineExercise):
     name = "token_bucket_take"
+    answer = "take"
     title = "The token bucket's take, as a pure function"
     notebook = "01-token-bucket"
     fields = (Field("allowed"), Field("tokens", 1e-9), Field("last"))
