@@ -1,7 +1,7 @@
 """Exercise: fail open or fail closed, per endpoint (notebook 07).
 
 When the shared store is down, each endpoint's gateway must still answer. Write
-``choose(requirements) -> dict``: for each endpoint (a key of `requirements`, whose value says
+``fail_policy(requirements) -> dict``: for each endpoint (a key of `requirements`, whose value says
 in words what must never happen to it) answer "open" (admit what cannot be checked) or
 "closed" (refuse it). The check runs the outage experiment of notebook 07
 (:func:`ratelab.cluster.experiments.outage_effect`) with your policy and measures whether each
@@ -17,7 +17,7 @@ from ._limiter_kit import verbs
 REQUIREMENTS = ("never over the limit", "never lock out")
 
 
-def choose(requirements):
+def fail_policy(requirements):
     """'closed' where nothing may slip through, 'open' where nobody may be locked out."""
     return {endpoint: "closed" if need == "never over the limit" else "open"
             for endpoint, need in requirements.items()}
@@ -25,7 +25,7 @@ def choose(requirements):
 
 class FailExercise(Exercise):
     name = "fail_policy"
-    answer = "choose"
+    answer = "fail_policy"
     title = "Fail open or fail closed"
     notebook = "07-when-the-store-fails"
     random_count = 2
@@ -51,11 +51,11 @@ class FailExercise(Exercise):
 
         reqs = case["requirements"]
         if not callable(answer):
-            raise AnswerFailed("bad return", "the answer must be a function choose(...)")
+            raise AnswerFailed("bad return", "the answer must be a function fail_policy(...)")
         policy = call(answer, dict(reqs))
         if not isinstance(policy, dict) or set(policy) != set(reqs) or \
                 any(v not in ("open", "closed") for v in policy.values()):
-            raise AnswerFailed("bad return", f"choose must return {{endpoint: 'open' or "
+            raise AnswerFailed("bad return", f"fail_policy must return {{endpoint: 'open' or "
                                              f"'closed'}} for {sorted(reqs)}, got {policy!r}")
         effect = outage_effect(policy, outage=tuple(case["outage"]), limit=case["limit"],
                                rate_per_s=40.0 * len(reqs), endpoints=tuple(reqs))
@@ -78,7 +78,7 @@ class FailExercise(Exercise):
 
 
 EXERCISE = FailExercise()
-check, hint, solution = verbs(EXERCISE, choose, (
+check, hint, solution = verbs(EXERCISE, fail_policy, (
     "Failing open admits everything the store cannot check: what slips through grows with "
     "the outage. Failing closed refuses everything: users are locked out. Pick, per "
     "endpoint, the cost its requirement can bear."))
