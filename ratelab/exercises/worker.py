@@ -95,6 +95,7 @@ def run(notebook: Path, sock: socket.socket, timeout_s: float, grade_s: float,
                          "evalue": f"the notebook ran past {timeout_s:g} s"}
                 break
             client.timeout = max(1, int(remaining))
+            started = time.monotonic()
             try:
                 client.execute_cell(cell, index)
             except CellTimeoutError as e:
@@ -107,6 +108,10 @@ def run(notebook: Path, sock: socket.socket, timeout_s: float, grade_s: float,
                 break
             except CellExecutionError as e:
                 error = _describe(e, index, "raised")
+                if error["ename"] == "KeyboardInterrupt" and \
+                        time.monotonic() - started >= client.timeout - 1:  # interrupted by us
+                    error.update(kind="timeout", ename="timeout",
+                                 evalue=f"cell {index} ran past the notebook's {timeout_s:g} s")
                 break
         send(sock, {"event": "loaded", "error": error})
         cases = receive(sock)
