@@ -94,7 +94,9 @@ class ChooseExercise(Exercise):
         sustained = count / (FLOOD_S - half)
         # a count over a span is good to one request either way: the doubt goes to the answer
         rho = max(0, count - 1) / (FLOOD_S - half) / mu
-        label = f"{name}({', '.join(f'{k}={v:g}' if isinstance(v, float) else f'{k}={v}' for k, v in params.items())})"
+        shown = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                          for k, v in params.items())
+        label = f"{name}({shown})"
         mean = md1_wait_s(rho, 1 / mu) if rho < 1 else math.inf
         window = getattr(limiter, "window", 1.0)
         edge = math.ceil(FLOOD_S / window + 1) * window

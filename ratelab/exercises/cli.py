@@ -15,8 +15,8 @@ def add_exercises(sub) -> None:
     p = sub.add_parser(
         "exercises", help="list the exercises; build the student notebooks from the solutions",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n  ratelab exercises build            # rewrites notebooks/exercises/student/\n"
-               "  ratelab exercises list --json")
+        epilog="example:\n  ratelab exercises build        # rewrites notebooks/exercises/student/"
+               "\n  ratelab exercises list --json")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     b = verbs.add_parser(
         "build", help="write the student notebooks (stubs, no solutions, no outputs)",
@@ -47,8 +47,9 @@ def run_build(args) -> int:
         print(json.dumps(records, indent=1))
     else:
         for r in records:
-            print(f"{Path(r['student']).name:28} {r['stubs']} stubs  "
-                  f"{'written' if r['changed'] else 'unchanged'}  (from {Path(r['solution']).name})")
+            state = "written" if r["changed"] else "unchanged"
+            print(f"{Path(r['student']).name:28} {r['stubs']} stubs  {state}  "
+                  f"(from {Path(r['solution']).name})")
     return 0
 
 

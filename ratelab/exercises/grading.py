@@ -265,7 +265,8 @@ def _failure(message: dict, proc) -> str:
         tail = (proc.stderr.read() or b"")[-400:].decode(errors="replace").strip() \
             if proc.stderr else ""
         how = f"killed by signal {-code}" if code and code < 0 else f"exit status {code}"
-        return f"the sandboxed run ended early ({how}){': ' + tail.splitlines()[-1] if tail else ''}"
+        last = f": {tail.splitlines()[-1]}" if tail else ""
+        return f"the sandboxed run ended early ({how}){last}"
     return f"the run failed: {message.get('reason', event)}"
 
 

@@ -137,7 +137,6 @@ class LuaExercise(Exercise):
         conn = store.connect("gateway")
         counts: dict[int, int] = {}
         rows = []
-        base = 0.0
         for i, t in enumerate(case["times"]):
             if not real:
                 store.set_time(t)
@@ -208,4 +207,5 @@ EXERCISE = LuaExercise()
 check, hint, solution = verbs(EXERCISE, SOLUTION, (
     "Put GET, the comparison and INCR inside one script: Redis runs a script as one step, "
     "so no other gateway's command can land between the read and the write. Only INCR "
-    "when admitting; PEXPIRE when the count is 1 (a new window's counter)."), imports='from ratelab.cluster.strategies import window_key')
+    "when admitting; PEXPIRE when the count is 1 (a new window's counter)."),
+    imports="from ratelab.cluster.strategies import window_key")

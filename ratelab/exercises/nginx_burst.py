@@ -53,7 +53,8 @@ class NginxExercise(TimelineExercise):
     def public_cases(self):
         twelve = with_costs([0.0] * 12)
         return [
-            {"name": "burst=8 (notebook 02)", "params": {"rate": 5, "burst": 8}, "requests": twelve},
+            {"name": "burst=8 (notebook 02)", "params": {"rate": 5, "burst": 8},
+             "requests": twelve},
             {"name": "burst=8 nodelay", "params": {"rate": 5, "burst": 8, "nodelay": True},
              "requests": twelve},
             {"name": "burst=8 delay=4", "params": {"rate": 5, "burst": 8, "delay": 4},

@@ -81,4 +81,5 @@ check, hint, solution = verbs(EXERCISE, SlidingLog, (
     "The window is (now - W, now]: an entry at exactly now - W has left it (drop entries "
     "with t <= now - W). Count the cost still in the window plus this request's. Only an "
     "admitted request goes in the log. To retry, walk the log oldest first until enough cost "
-    "would be gone: that entry leaves at t + W."), imports='import math\nfrom collections import deque')
+    "would be gone: that entry leaves at t + W."),
+    imports="import math\nfrom collections import deque")

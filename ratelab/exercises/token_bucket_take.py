@@ -9,8 +9,8 @@ arguments: the same arguments always give the same answer.
 
 from __future__ import annotations
 
-from .core import (AnswerFailed, Field, RefLimiter, TimelineExercise, as_bool, as_fields, as_number, call,
-                   grid_times, show, with_costs)
+from .core import (AnswerFailed, Field, RefLimiter, TimelineExercise, as_bool, as_fields,
+                   as_number, call, grid_times, show, with_costs)
 
 
 def take(tokens, last, now, cost, rate, capacity):

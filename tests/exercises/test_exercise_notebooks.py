@@ -64,8 +64,9 @@ def test_student_notebooks_have_stubs_and_no_solutions_or_outputs():
 
 
 def test_stub_source_keeps_signatures_and_docstrings_only():
-    source = ('import math\n\nLIMIT = 3\n\n\nclass A:\n    """Doc."""\n\n    def __init__(self, x):\n'
-              '        self.x = x\n\n    def allow(self, now, cost=1):\n        return True\n\n\n'
+    source = ('import math\n\nLIMIT = 3\n\n\nclass A:\n    """Doc."""\n\n'
+              '    def __init__(self, x):\n        self.x = x\n\n'
+              '    def allow(self, now, cost=1):\n        return True\n\n\n'
               'def f(a,\n      b):\n    # comment\n    return a + b\n')
     assert stub_source(source) == (
         'import math\n\nLIMIT = None  # your answer here\n\nclass A:\n    """Doc."""\n\n'
