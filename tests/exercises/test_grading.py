@@ -178,3 +178,18 @@ def test_make_cases_is_private_seeded_and_instructor_only(tmp_path):
     with pytest.raises(ValueError, match="not a cases file"):
         (tmp_path / "x.json").write_text("{}")
         read_cases(tmp_path / "x.json")
+
+
+def test_plain_isolation_grades_and_warns(tmp_path):
+    """Without a sandbox the pipeline is the same, with limits only, and says so."""
+    from ratelab.exercises.grading import grade
+    from ratelab.exercises.sandbox import Limits
+
+    cases = tmp_path / "cases.json"
+    write_cases(make_cases(1, ["token_bucket_take"]), cases)
+    nbformat.write(answered(SOLUTION), tmp_path / "zoe.ipynb")
+    record = grade([tmp_path / "zoe.ipynb"], cases, tmp_path / "grades.csv",
+                   limits=Limits(time_s=60, grade_s=120), isolation="plain")
+    assert record["isolation"] == "plain" and record["rows"] == 1
+    assert record["mean_score"] == 1.0
+    assert any("can read your files" in w for w in record["warnings"])
