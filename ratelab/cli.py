@@ -33,6 +33,8 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.widgets", "add_fps"),
     ("ratelab.analysis.cli", "add"),
     ("ratelab.bench", "add_bench"),
+    ("ratelab.exercises.cli", "add_exercises"),
+    ("ratelab.exercises.cli", "add_grade"),
 ]
 
 
