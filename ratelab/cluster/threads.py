@@ -18,6 +18,7 @@ from typing import Callable
 
 from ..limiters.base import non_negative, whole
 from ..store.errors import StoreError, StoreUnavailable
+from .sim import execute
 from .strategies import Strategy
 
 
@@ -99,29 +100,23 @@ def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
 
 
 def _drive(program, conn, g: int, trips: list[int], think_s: float, sleep) -> bool:
-    """Run one program over a real connection; its value. An error reply, or the store being
-    unreachable, is raised inside the program (as the simulator does), which may handle it."""
+    """Run one program over a real connection; its value. Each command (or pipeline) goes
+    through the simulator's :func:`~ratelab.cluster.sim.execute`, so a pipeline means the same
+    on both; an error reply, or the store being unreachable, is raised inside the program (as
+    the simulator does), which may handle it."""
     try:
         cmd = next(program)
         while True:
             trips[g] += 1
             try:
-                if isinstance(cmd, list):
-                    reply = []
-                    for c in cmd:
-                        try:
-                            reply.append(conn.execute(*c))
-                        except StoreError as e:
-                            reply.append(e)
-                else:
-                    reply = conn.execute(*cmd)
-            except (StoreError, StoreUnavailable) as e:
-                if think_s:
-                    sleep(think_s)
-                cmd = program.throw(e)
-                continue
+                reply = execute(conn, cmd)
+            except StoreUnavailable as e:
+                reply = e
             if think_s:
                 sleep(think_s)
-            cmd = program.send(reply)
+            if isinstance(reply, (StoreError, StoreUnavailable)):
+                cmd = program.throw(reply)
+            else:
+                cmd = program.send(reply)
     except StopIteration as stop:
         return bool(stop.value)
