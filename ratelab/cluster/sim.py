@@ -25,6 +25,7 @@ import simpy
 
 from ..limiters.base import non_negative, positive, whole
 from ..store.errors import StoreError, StoreUnavailable
+from ..store.protocol import Connection
 from ..store.sim import SimStore
 from .strategies import Strategy
 
@@ -374,7 +375,7 @@ def simulate(strategy: Strategy, requests: Iterable[Request], *, store: SimStore
     return Run(strategy, requests, commands, decisions, store)
 
 
-def execute(conn, cmd) -> Any:
+def execute(conn: Connection, cmd) -> Any:
     """Run one command or a pipeline at the store; an error reply comes back as a value."""
     if isinstance(cmd, list):
         out = []

@@ -18,6 +18,7 @@ from typing import Callable
 
 from ..limiters.base import non_negative, whole
 from ..store.errors import StoreError, StoreUnavailable
+from ..store.protocol import Connection, Store
 from .sim import execute
 from .strategies import Strategy
 
@@ -37,7 +38,7 @@ class ThreadRun:
         return self.round_trips / max(1, self.requests)
 
 
-def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
+def run_threads(strategy: Strategy, store: Store, requests: int, *, key: str = "rl",
                 think_s: float = 0.0, clock: Callable[[], float] = time.time,
                 sleep: Callable[[float], None] = time.sleep,
                 fail_open: bool = False, setup: bool = True,
@@ -99,7 +100,7 @@ def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
     return ThreadRun(requests, sum(admitted), admitted, sum(trips), errors)
 
 
-def _drive(program, conn, g: int, trips: list[int], think_s: float, sleep) -> bool:
+def _drive(program, conn: Connection, g: int, trips: list[int], think_s: float, sleep) -> bool:
     """Run one program over a real connection; its value. Each command (or pipeline) goes
     through the simulator's :func:`~ratelab.cluster.sim.execute`, so a pipeline means the same
     on both; an error reply, or the store being unreachable, is raised inside the program (as

@@ -234,6 +234,9 @@ class SimStore:
             own time, moved with :meth:`set_time` (starts at 0).
     """
 
+    kind = "sim"
+    virtual_time = True
+
     def __init__(self, clock: Callable[[], float] | None = None) -> None:
         self._own_time = 0.0
         self.clock = clock if clock is not None else (lambda: self._own_time)
