@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from . import errors as E
 from .errors import StoreError
+from .lualib import PRELUDE, REDIS_VERSION, REDIS_VERSION_NUM, bit_op, json_decoder
 
 
 class Status(str):
@@ -276,95 +277,6 @@ class ZSet:
 
 # Which commands a script may not call (Redis: "This Redis command is not allowed from script").
 _NOT_IN_SCRIPTS = {"MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "EVAL", "EVALSHA", "SCRIPT"}
-
-# The Lua side of a script run: redis.call / redis.pcall over Python's dispatcher, a sandbox
-# with Redis 7's global protection, and error values that keep the script's line.
-_LUA_PRELUDE = r"""
-local dispatch, sha1hex = ...
-local redis = {}
--- The script's current line: from the caller's frame, or (after a tail call such as
--- `return redis.call(...)`, which replaces that frame) from a line hook.
-local last_line = 0
-local getinfo = debug.getinfo
-local function track(_, line)
-  if getinfo(2, "S").source == "@user_script" then last_line = line end
-end
-local function line_of_caller()
-  local info = getinfo(3, "Sl")
-  if info and info.source == "@user_script" and info.currentline > 0 then
-    return info.currentline
-  end
-  return last_line
-end
-redis.call = function(...)
-  local ok, value = dispatch(...)
-  if ok then return value end
-  error({err = value, line = line_of_caller()})
-end
--- Redis 7's pcall hands a script the text of an error table ({err = ...}), not the table.
-local function pack(...) return {n = select("#", ...), ...} end
-local function protected(f, ...)
-  local res = pack(pcall(f, ...))
-  if res[1] then return unpack(res, 1, res.n) end
-  local e = res[2]
-  if type(e) == "table" and type(e.err) == "string" then e = e.err end
-  return false, e
-end
-redis.pcall = function(...)
-  local ok, value = dispatch(...)
-  if ok then return value end
-  return {err = value}
-end
-redis.status_reply = function(s) return {ok = s} end
--- "-CODE message" keeps its code; text without a code gets "ERR" (Redis 7).
-redis.error_reply = function(s)
-  local text = tostring(s)
-  if text:sub(1, 1) ~= "-" then text = "-" .. text end
-  if text:find(" ", 1, true) then return {err = text:sub(2)} end
-  return {err = "ERR " .. text:sub(2)}
-end
-redis.sha1hex = sha1hex
-redis.log = function() end
-redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
-
-local base = {redis = redis, tonumber = tonumber, tostring = tostring, type = type,
-  pairs = pairs, ipairs = ipairs, next = next, select = select, unpack = unpack,
-  error = error, pcall = protected, assert = assert, math = math, string = string,
-  table = table, setmetatable = setmetatable, getmetatable = getmetatable,
-  rawget = rawget, rawset = rawset, rawequal = rawequal}
-
-local function compile(source)
-  local f, err = loadstring(source, "@user_script")
-  return f, err
-end
-
-local function run(f, keys, argv)
-  local env = {KEYS = keys, ARGV = argv}
-  setmetatable(env, {
-    __index = function(_, name)
-      local v = base[name]
-      if v == nil then
-        error("Script attempted to access nonexistent global variable '"
-              .. tostring(name) .. "'", 2)
-      end
-      return v
-    end,
-    __newindex = function() error("Attempt to modify a readonly table", 2) end,
-  })
-  setfenv(f, env)
-  last_line = 0
-  debug.sethook(track, "l")
-  local ok, value = pcall(f)
-  debug.sethook()
-  if not ok and type(value) == "table" and value.line == nil then
-    value.line = last_line  -- error({err = ...}) raised by the script itself
-  end
-  return ok, value
-end
-
-return compile, run
-"""
-
 
 class SimStore:
     """An in-process Redis in virtual time: strings, counters, hashes, sorted sets, expiry,
@@ -850,9 +762,14 @@ class SimStore:
         if self._lua is None:
             import lupa.lua51 as lupa
 
-            self._lua = lupa.LuaRuntime(unpack_returned_tuples=True)
-            self._compile, self._call = self._lua.execute(_LUA_PRELUDE, self._dispatch_from_lua,
-                                                          _sha1)
+            lua = self._lua = lupa.LuaRuntime(unpack_returned_tuples=True)
+            self._new_table = lua.eval("function() return {} end")
+            self._rawget = lua.eval("rawget")
+            self._lua_next = lua.eval("next")
+            null = lua.eval("newproxy(true)")  # cjson.null: a userdata of its own
+            self._compile, self._call = lua.execute(
+                PRELUDE, self._dispatch_from_lua, _sha1, bit_op,
+                json_decoder(self._new_table, null), null, REDIS_VERSION, REDIS_VERSION_NUM)
         return self._lua
 
     def _load(self, source: str) -> str:
@@ -905,8 +822,8 @@ class SimStore:
     def _eval(self, conn, sha: str, n: int, rest: tuple) -> Any:
         lua = self._lua_runtime()
         self._script_conn = conn
-        ok, value = self._call(self._scripts[sha], lua.table_from(list(rest[:n])),
-                               lua.table_from(list(rest[n:])))
+        ok, value, resp = self._call(self._scripts[sha], lua.table_from(list(rest[:n])),
+                                     lua.table_from(list(rest[n:])))
         suffix = f" script: {sha}, on @user_script:"
         if not ok:
             if _is_table(value) and value["err"] is not None:
@@ -915,28 +832,160 @@ class SimStore:
             text = str(value)
             m = re.match(r"user_script:(\d+):", text)
             raise StoreError(f"ERR {text}{suffix}{m.group(1) if m else 0}.")
-        return _from_lua(value)
+        reply = self._reply(value, resp)
+        if isinstance(reply, StoreError):
+            raise reply
+        return reply
 
-    def _dispatch_from_lua(self, *args):
-        """redis.call's Python half: (True, reply as Lua) or (False, error text)."""
+    def _dispatch_from_lua(self, resp: int, *args):
+        """redis.call's Python half: (True, reply as Lua) or (False, error text), the reply in
+        the protocol the script chose (redis.setresp)."""
+        if not args:
+            return False, "ERR Please specify at least one argument for this redis lib call"
         try:
             words = [_lua_arg(a) for a in args]
         except TypeError:
             return False, "ERR Lua redis lib command arguments must be strings or integers"
         try:
-            return True, self._to_lua(self._run(self._script_conn, tuple(words), from_script=True))
+            reply = self._run(self._script_conn, tuple(words), from_script=True)
         except StoreError as e:
             return False, str(e)
+        if resp == 3:
+            reply = _resp3(words, reply)
+        return True, self._to_lua(reply)
 
     def _to_lua(self, reply: Any) -> Any:
-        lua = self._lua
+        """A reply as redis.call hands it to a script: nil as false (RESP2; under RESP3 the
+        caller has made it a `_Null`), a status as {ok = ...}, arrays as tables, and RESP3's
+        doubles and maps as {double = x} and {map = {...}}."""
         if reply is None:
             return False
+        if isinstance(reply, _Null):
+            return None
         if isinstance(reply, Status):
-            return lua.table_from({"ok": str(reply)})
+            return self._table([("ok", str(reply))])
+        if isinstance(reply, _Double):
+            return self._table([("double", reply.value)])
+        if isinstance(reply, _Map):
+            inner = self._table([(k, self._to_lua(v)) for k, v in reply.pairs])
+            return self._table([("map", inner)])
         if isinstance(reply, list):
-            return lua.table_from([self._to_lua(x) for x in reply])
+            return self._table([(i, self._to_lua(x)) for i, x in enumerate(reply, 1)])
         return reply
+
+    def _table(self, pairs) -> Any:
+        """A Lua table filled in order, as the server fills it (so it iterates the same)."""
+        t = self._new_table()
+        for k, v in pairs:
+            if v is not None:
+                t[k] = v
+        return t
+
+    def _reply(self, value: Any, resp: int) -> Any:
+        """A script's return value converted to a reply, by Redis 7.0's rules: numbers
+        truncate to integers; true is 1; false is nil (0 once the script chose RESP3); a
+        table is an error {err = }, a status {ok = }, a double {double = }, a map {map = }, a
+        set {set = }, a big number, or else an array up to its first nil. Nested errors are
+        elements (StoreError values)."""
+        if value is None:
+            return None
+        if value is True:
+            return 1
+        if value is False:
+            return 0 if resp == 3 else None
+        if isinstance(value, (int, float)):
+            # Redis casts the double to a 64-bit integer; on x86-64 a value out of range (or
+            # NaN) comes out as the smallest integer.
+            if not math.isfinite(value) or not INT64_MIN <= int(value) <= INT64_MAX:
+                return INT64_MIN
+            return int(value)
+        if isinstance(value, (str, bytes)):
+            return _arg(value)
+        if not _is_table(value):
+            return None  # a function, a userdata (cjson.null): nil
+        field = self._rawget
+        err = field(value, "err")
+        if isinstance(err, (str, bytes)):
+            return StoreError(_one_line(_arg(err)))
+        ok = field(value, "ok")
+        if isinstance(ok, (str, bytes)):
+            return Status(_one_line(_arg(ok)))
+        double = field(value, "double")
+        if isinstance(double, (int, float)) and not isinstance(double, bool):
+            return format_score(float(double))
+        big = field(value, "big_number")
+        if isinstance(big, (str, bytes)):
+            return _one_line(_arg(big))
+        verbatim = field(value, "verbatim_string")
+        if _is_table(verbatim):
+            fmt, text = field(verbatim, "format"), field(verbatim, "string")
+            if isinstance(fmt, (str, bytes)) and isinstance(text, (str, bytes)):
+                return _arg(text)
+        for kind in ("map", "set"):
+            inner = field(value, kind)
+            if _is_table(inner):
+                out = []
+                for k, v in self._pairs(inner):
+                    out.append(self._reply(k, resp))
+                    if kind == "map":
+                        out.append(self._reply(v, resp))
+                return out
+        out = []
+        i = 1
+        while field(value, i) is not None:
+            out.append(self._reply(field(value, i), resp))
+            i += 1
+        return out
+
+    def _pairs(self, table: Any):
+        """A Lua table's (key, value) pairs in Lua's own order (lua_next)."""
+        key = None
+        while True:
+            nxt = self._lua_next(table, key)
+            if nxt is None:
+                return
+            key, value = nxt
+            yield key, value
+
+
+class _Null:
+    """RESP3's null, which a script sees as nil (RESP2's is false)."""
+
+
+class _Double:
+    """RESP3's double reply, which a script sees as {double = x}."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+
+class _Map:
+    """RESP3's map reply, which a script sees as {map = {field = value, ...}}."""
+
+    def __init__(self, pairs: list) -> None:
+        self.pairs = pairs
+
+
+_DOUBLE_REPLIES = {"ZSCORE", "ZADD", "ZINCRBY"}   # a score as a string is a double in RESP3
+_RANGES = {"ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE"}
+
+
+def _resp3(words: list[str], reply: Any) -> Any:
+    """A reply as Redis 7.0 gives it to a client speaking RESP3 (what redis.setresp(3) makes
+    of the commands SimStore has): nulls, doubles for scores, maps for HGETALL, and
+    [member, score] pairs for ranges WITHSCORES."""
+    name = words[0].upper()
+    if reply is None:
+        return _Null()
+    if name in _DOUBLE_REPLIES and isinstance(reply, str):
+        return _Double(float(reply))
+    if name == "HGETALL":
+        return _Map(list(zip(reply[::2], reply[1::2])))
+    if name in _RANGES and any(w.upper() == "WITHSCORES" for w in words[4:]):
+        return [[m, _Double(float(s))] for m, s in zip(reply[::2], reply[1::2])]
+    if isinstance(reply, list):
+        return [_Null() if x is None else x for x in reply]
+    return reply
 
 
 def _is_table(x: Any) -> bool:
@@ -955,39 +1004,6 @@ def _lua_arg(x: Any) -> str:
     if isinstance(x, (str, bytes)):
         return _arg(x)
     raise TypeError(x)
-
-
-def _from_lua(value: Any) -> Any:
-    """A Lua return value converted to a reply, by Redis's rules (numbers truncate to integers,
-    true is 1, false and nil are nil, a table is an array up to its first nil)."""
-    if value is None or value is False:
-        return None
-    if value is True:
-        return 1
-    if isinstance(value, (int, float)):
-        # Redis casts the double to a 64-bit integer; on x86-64 a value out of range (or
-        # NaN) comes out as the smallest integer.
-        if not math.isfinite(value) or not INT64_MIN <= int(value) <= INT64_MAX:
-            return INT64_MIN
-        return int(value)
-    if isinstance(value, (str, bytes)):
-        return _arg(value)
-    if _is_table(value):  # {err = "text"} and {ok = "text"} only when the field is a string
-        if isinstance(value["err"], (str, bytes)):
-            raise StoreError(_arg(value["err"]))
-        if isinstance(value["ok"], (str, bytes)):
-            return Status(_arg(value["ok"]))
-        out = []
-        i = 1
-        while value[i] is not None:
-            item = value[i]
-            if _is_table(item) and isinstance(item["err"], (str, bytes)):
-                out.append(StoreError(_arg(item["err"])))
-            else:
-                out.append(_from_lua(item))
-            i += 1
-        return out
-    return None
 
 
 def _sha1(text: str) -> str:
