@@ -1,9 +1,11 @@
 """The same strategy programs on real threads, against a real store (a RedisStore).
 
 Each gateway is a thread with its own connection; requests are dealt to the gateways round
-robin, and each gateway runs the strategy's program for each of its requests, sending each command as it is yielded. `think_s` is a pause
-between a reply and the next command — the gap a busy gateway has between GET and INCR —
-which widens the window for races without changing what is sent.
+robin, and each gateway runs the strategy's program for each of its requests, sending each
+command (or pipeline) as it is yielded, through the same :func:`~ratelab.cluster.sim.execute`
+the simulator uses. `think_s` is a pause between a reply and the next command — the gap a busy
+gateway has between GET and INCR — which widens the window for races without changing what is
+sent.
 
 This is the one place that reads real time, and it takes the clock it is given
 (``clock()`` returns seconds; default ``time.time``) and the sleep it is given.

@@ -117,7 +117,8 @@ def json_decoder(new_table: Callable[[], Any], null: Any) -> Callable[[str], tup
             where = e.pos + 1
             if not text[e.pos:].strip():
                 return False, f"Expected value but found T_END at character {where}"
-            return False, f"Expected value but found invalid token at character {where}"
+            found = "invalid number" if text[e.pos] in "-0123456789" else "invalid token"
+            return False, f"Expected value but found {found} at character {where}"
         except RecursionError:
             return False, "Found too many nested data structures"
         return True, to_lua(value)
@@ -309,7 +310,9 @@ local function array_length(t)
   local max, items = 0, 0
   for k in next, t do
     if type(k) == "number" and k ~= 0 and floor(k) == k and k >= 1 then
-      if k > max then max = k end
+      -- cjson keeps the largest key in a C int: a key of 2^31 or more comes out of that
+      -- cast as INT_MIN (x86-64), and the table is then written as an object
+      if k > max then max = k < 2147483648 and k or -2147483648 end
       items = items + 1
     else
       return -1
