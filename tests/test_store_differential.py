@@ -18,8 +18,9 @@ from ratelab.store.sim import COMMANDS
 
 pytestmark = pytest.mark.service
 
-PROJECT_SCRIPTS = [script(n) for n in ("fixed_window", "sliding_window", "sliding_log",
-                                       "token_bucket")]
+# The project's own scripts join the stream's pool; fixed_window.lua returns a raw PTTL, which
+# a server's moving clock decides, so it is held to its reference elsewhere instead.
+PROJECT_SCRIPTS = [script(n) for n in ("sliding_window", "sliding_log", "token_bucket")]
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,11 @@ kept), and ``cjson.decode`` with the standard library's JSON reader.
 
 Known limits (what SimStore does not reproduce):
 
-* ``cjson.decode`` reads standard JSON only: the server's cjson also takes numbers JSON does
-  not allow (``0x10``, ``inf``, ``01``, ``+1``, ``1.``), and its error texts name the token it
-  found ("Expected comma or array end but found T_END at character 5"); SimStore's say where
-  the text went wrong, in the same form, but name no token.
+* ``cjson.decode`` of text that is not JSON: the server's error names what it expected and the
+  token it found ("Expected comma or array end but found T_END at character 5"); SimStore's
+  has the same form and, mostly, the same character, but says "Expected value" and names the
+  token only as "invalid token" / "invalid number" / T_END. (The numbers cjson reads where JSON
+  does not — ``0x10``, ``inf``, ``nan``, ``01``, ``+1``, ``1.`` — SimStore reads too.)
 * ``cmsgpack`` and ``struct`` are not there (a script that uses them gets Redis's error for a
   missing global); ``redis.acl_check_cmd`` neither; ``math.random`` is Lua's, not Redis's.
 """
@@ -20,8 +21,11 @@ Known limits (what SimStore does not reproduce):
 from __future__ import annotations
 
 import json
+import re
 import struct
 from typing import Any, Callable
+
+from .cnum import strtod
 
 REDIS_VERSION = "7.0.15"
 """The Redis release SimStore follows (what ``redis.REDIS_VERSION`` reports to a script)."""
@@ -83,6 +87,43 @@ def bit_op(name: str, *args: float) -> int | str:
     raise ValueError(f"unknown bit function {name!r}")
 
 
+# JSON string literals, and (outside them) a number the way cjson's reader meets one: a token
+# that begins with a digit or "-", or one JSON refuses but cjson takes as a number (a leading
+# "+", "0x", a leading zero, inf, nan), standing alone between JSON's separators.
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_LOOSE_NUMBER = re.compile(r"(?<![^\s\[,:])[+-]?(?:0x[0-9a-f.p+-]*|inf(?:inity)?|nan|[0-9][0-9a-f.ex+-]*)"
+                           r"(?=[\s,\]}]|\Z)", re.IGNORECASE)
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
+
+
+def _strict_numbers(text: str) -> str:
+    """`text` with every number cjson reads but JSON refuses ("01", "+1", "0x10", "1.", inf,
+    nan) written as JSON (or as Python's NaN / Infinity), so the standard reader takes it;
+    strings and JSON's own numbers untouched. A token strtod does not read whole stays as it
+    is, for the reader to refuse."""
+    def fix(m: re.Match) -> str:
+        token = m.group(0)
+        if _JSON_NUMBER.match(token):
+            return token
+        read = strtod(token)
+        if read is None or read[1] != len(token):
+            return token
+        x = read[0]
+        if x != x:
+            return "NaN"
+        if x in (float("inf"), float("-inf")):
+            return "Infinity" if x > 0 else "-Infinity"
+        return repr(x)
+
+    out, last = [], 0
+    for s in _JSON_STRING.finditer(text):
+        out.append(_LOOSE_NUMBER.sub(fix, text[last:s.start()]))
+        out.append(s.group(0))
+        last = s.end()
+    out.append(_LOOSE_NUMBER.sub(fix, text[last:]))
+    return "".join(out)
+
+
 class _Object(list):
     """A JSON object's (key, value) pairs in the order the text gives them."""
 
@@ -111,8 +152,8 @@ def json_decoder(new_table: Callable[[], Any], null: Any) -> Callable[[str], tup
         if isinstance(text, bytes):
             text = text.decode("utf-8", "surrogateescape")
         try:
-            value = json.loads(text, object_pairs_hook=_Object, parse_int=float,
-                               parse_float=float, parse_constant=float)
+            value = json.loads(_strict_numbers(text), object_pairs_hook=_Object,
+                               parse_int=float, parse_float=float, parse_constant=float)
         except json.JSONDecodeError as e:
             where = e.pos + 1
             if not text[e.pos:].strip():

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from . import errors as E
 from .errors import StoreError
+from .cnum import strtod
 from .lualib import PRELUDE, REDIS_VERSION, REDIS_VERSION_NUM, bit_op, json_decoder
 
 
@@ -36,39 +37,7 @@ OK = Status("OK")
 QUEUED = Status("QUEUED")
 
 _INT = re.compile(r"(0|-?[1-9][0-9]*)\Z")         # string2ll: no "+1", "01" or "-0"
-# What C's strtod reads at the start of a string (glibc, C locale): white space, then a sign,
-# then an infinity, a NaN, a hex float or a decimal; the rest of the string is left unread.
-_STRTOD = re.compile(r"""[ \t\n\v\f\r]*(?P<sign>[+-]?)(?:
-      (?P<inf>inf(?:inity)?)
-    | (?P<nan>nan(?:\([0-9a-z_]*\))?)
-    | 0x(?P<hex>(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+))(?:p(?P<hexp>[+-]?[0-9]+))?
-    | (?P<dec>(?:[0-9]+\.?[0-9]*|\.[0-9]+))(?:e(?P<decp>[+-]?[0-9]+))?
-    )""", re.IGNORECASE | re.VERBOSE)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _strtod(text: str) -> tuple[float, int, bool] | None:
-    """C's strtod on `text`: (value, characters read, whether it set ERANGE), or None when it
-    reads no number. Overflow gives ±inf and underflow 0 (both ERANGE), as glibc does."""
-    m = _STRTOD.match(text)
-    if m is None:
-        return None
-    sign = -1.0 if m["sign"] == "-" else 1.0
-    if m["inf"]:
-        return sign * math.inf, m.end(), False
-    if m["nan"]:
-        return math.nan, m.end(), False
-    if m["hex"] is not None:
-        digits = m["hex"]
-        try:
-            x = float.fromhex(f"0x{digits}p{m['hexp'] or 0}")
-        except OverflowError:
-            x = math.inf
-    else:
-        digits = m["dec"]
-        x = float(f"{digits}e{m['decp'] or 0}")
-    erange = math.isinf(x) or (x == 0 and re.search(r"[1-9a-fA-F]", digits) is not None)
-    return sign * x, m.end(), erange
 
 
 def _c_string(text: str) -> str:
@@ -105,7 +74,7 @@ def parse_float(text: str, error: str = E.NOT_FLOAT) -> float:
     """`text` as a double, as Redis reads a score (string2d): the whole text is one number
     strtod reads, "inf" and hex ("0x10") included; no leading space, no "nan", and nothing out
     of a double's range ("1e400", "1e-400")."""
-    read = _strtod(text)
+    read = strtod(text)
     if (not text or text[0] in " \t\n\v\f\r" or read is None or read[1] != len(text)
             or read[2] or math.isnan(read[0])):
         raise StoreError(error)
@@ -128,7 +97,7 @@ def _bound(text: str) -> tuple[float, bool]:
     and an empty bound ("" or "(") reads as 0, as strtod leaves it."""
     exclusive = text.startswith("(")
     body = _c_string(text[1:] if exclusive else text)
-    read = _strtod(body)
+    read = strtod(body)
     if read is None:
         if body:
             raise StoreError("ERR min or max is not a float")
