@@ -127,3 +127,24 @@ def _run(store, commands):
 def test_random_sequences_reply_the_same_on_both_stores(real, commands):
     real.execute("FLUSHALL")
     assert _run(SimStore(), commands) == _run(real, commands)
+
+
+def _script_main():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "store_differential.py"
+    spec = importlib.util.spec_from_file_location("store_differential_script", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main
+
+
+def test_the_script_exits_1_on_a_difference_and_0_without(redis_url, monkeypatch, capsys):
+    main = _script_main()
+    assert main(["--url", redis_url, "--commands", "1500", "--seed", "3"]) == 0
+    assert "differences:   0" in capsys.readouterr().out
+    monkeypatch.setitem(COMMANDS, "HSET", (_old_hset, -4))
+    assert main(["--url", redis_url, "--commands", "1500", "--seed", "3", "--show", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "commands sent: 1500" in out and "differences:   0" not in out
