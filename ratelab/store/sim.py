@@ -12,7 +12,15 @@ Every command runs to completion before the next starts — there is one caller 
 in Redis — and a Lua script runs inside one command, so it is atomic.
 
 Connections (``store.connect(name)``) hold what Redis keeps per client: MULTI's queue and the
-WATCHed keys.
+WATCHed keys. As in Redis 7.0, a command's name, subcommand and number of arguments are
+checked before it runs or is queued: one refused inside MULTI spoils the transaction, and EXEC
+then answers EXECABORT and runs none of it.
+
+What SimStore follows is redis-server 7.0 (:data:`~ratelab.store.lualib.REDIS_VERSION`), held
+to it by a seeded differential run over every command here
+(:mod:`ratelab.store.differential`, ``scripts/store_differential.py``). Scripts see what
+:mod:`ratelab.store.lualib` describes (cjson, bit, redis.setresp ...). BYLEX ranges walk a
+sorted set as Redis walks a small one (up to 128 members).
 """
 
 from __future__ import annotations
