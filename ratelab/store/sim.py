@@ -744,9 +744,10 @@ class SimStore:
             self._rawget = lua.eval("rawget")
             self._lua_next = lua.eval("next")
             null = lua.eval("newproxy(true)")  # cjson.null: a userdata of its own
-            self._compile, self._call = lua.execute(
-                PRELUDE, self._dispatch_from_lua, _sha1, bit_op,
-                json_decoder(self._new_table, null), null, REDIS_VERSION, REDIS_VERSION_NUM)
+            prelude = lua.eval("loadstring")(_prelude_bytecode(), "=prelude")
+            self._compile, self._call = prelude(
+                self._dispatch_from_lua, _sha1, bit_op, json_decoder(self._new_table, null),
+                null, REDIS_VERSION, REDIS_VERSION_NUM)
         return self._lua
 
     def _load(self, source: str) -> str:
@@ -981,6 +982,21 @@ def _lua_arg(x: Any) -> str:
     if isinstance(x, (str, bytes)):
         return _arg(x)
     raise TypeError(x)
+
+
+_PRELUDE_BYTECODE: list[bytes] = []
+
+
+def _prelude_bytecode() -> bytes:
+    """The script prelude compiled once per process (Lua bytecode loads several times faster
+    than the source compiles, and every SimStore that runs a script needs it)."""
+    if not _PRELUDE_BYTECODE:
+        import lupa.lua51 as lupa
+
+        dump = lupa.LuaRuntime(encoding=None).eval(
+            "function(s) return string.dump(assert(loadstring(s, '=prelude'))) end")
+        _PRELUDE_BYTECODE.append(dump(PRELUDE.encode()))
+    return _PRELUDE_BYTECODE[0]
 
 
 def _sha1(text: str) -> str:
