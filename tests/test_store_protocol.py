@@ -63,3 +63,13 @@ def test_an_object_missing_a_verb_or_a_declaration_is_not_a_store():
 
     assert not isinstance(NoConnect(), Store)
     assert not isinstance(Undeclared(), Store)
+
+
+def test_a_simulation_refuses_a_store_whose_time_is_its_own(redis_url):
+    from ratelab.cluster import make_strategy, simulate
+    from ratelab.cluster.sim import Request
+
+    real = RedisStore(redis_url)
+    with pytest.raises(ValueError, match="store must keep virtual time"):
+        simulate(make_strategy("incr", limit=5), [Request(0, 0.0, 0)], store=real)
+    real.close()

@@ -269,6 +269,9 @@ def simulate(strategy: Strategy, requests: Iterable[Request], *, store: SimStore
     requests = sorted(requests, key=lambda r: (r.time, r.id))
     env = simpy.Environment()
     store = store if store is not None else SimStore()
+    if not store.virtual_time:  # a real server keeps its own time: the run's clock is ours
+        raise ValueError(f"store must keep virtual time (a SimStore) for a simulation, got a "
+                         f"{store.kind} store; run real stores with cluster.threads")
     store.clock = lambda: env.now
     faults = faults if faults is not None else Faults(timeout_s=math.inf)
     rng = np.random.default_rng(seed)
