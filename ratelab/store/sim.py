@@ -20,7 +20,8 @@ What SimStore follows is redis-server 7.0 (:data:`~ratelab.store.lualib.REDIS_VE
 to it by a seeded differential run over every command here
 (:mod:`ratelab.store.differential`, ``scripts/store_differential.py``). Scripts see what
 :mod:`ratelab.store.lualib` describes (cjson, bit, redis.setresp ...). BYLEX ranges walk a
-sorted set as Redis walks a small one (up to 128 members).
+sorted set as Redis walks a small one (up to 128 members). SCRIPT HELP and SCRIPT DEBUG are
+not here (answered as unknown subcommands).
 """
 
 from __future__ import annotations
