@@ -104,6 +104,117 @@ CASES = [
         (("GET", "n"), "1"),
         (("MULTI",), "OK"), (("INCR", "n"), "QUEUED"), (("DISCARD",), "OK"), (("GET", "n"), "1"),
     ]),
+    ("a command refused while queued spoils the whole transaction", [
+        (("SET", "n", "1"), "OK"),
+        (("MULTI",), "OK"), (("INCR", "n"), "QUEUED"),
+        (("NOSUCH", "a\nb"), Err("ERR unknown command 'NOSUCH', with args beginning with: "
+                                  "'a b' ")),
+        (("INCR", "n"), "QUEUED"),
+        (("EXEC",), Err("EXECABORT Transaction discarded because of previous errors.")),
+        (("GET", "n"), "1"),                         # nothing ran, not even the first INCR
+        (("MULTI",), "OK"), (("INCR", "n"), "QUEUED"),
+        (("SCRIPT", "LOAD"), Err("ERR wrong number of arguments for 'script|load' command")),
+        (("EXEC",), Err("EXECABORT Transaction discarded because of previous errors.")),
+        (("MULTI",), "OK"),
+        (("SCRIPT", "NOPE"), Err("ERR unknown subcommand 'NOPE'. Try SCRIPT HELP.")),
+        (("EXEC",), Err("EXECABORT Transaction discarded because of previous errors.")),
+        (("MULTI",), "OK"), (("INCR", "n"), "QUEUED"),
+        (("EXEC", "now"), Err("EXECABORT Transaction discarded because of: wrong number of "
+                              "arguments for 'exec' command")),
+        (("GET", "n"), "1"),
+        (("MULTI",), "OK"), (("INCR", "n"), "QUEUED"),      # an error at EXEC time does not
+        (("HSET", "n", "f", "v"), "QUEUED"), (("INCR", "n"), "QUEUED"),   # stop the rest
+        (("EXEC",), [2, Err(WRONG), 3]),
+    ]),
+    ("score bounds in every syntax Redis reads", [
+        (("ZADD", "z", 1, "a", 2, "b", 3, "c"), 3),
+        (("ZCOUNT", "z", "0x1", " 2"), 2), (("ZCOUNT", "z", "(0x1", "+inf"), 2),
+        (("ZCOUNT", "z", "( 1", "3"), 2), (("ZCOUNT", "z", "0x1p1", "+INF"), 2),
+        (("ZCOUNT", "z", "", "1"), 1), (("ZCOUNT", "z", "(", "1"), 1),  # empty reads as 0
+        (("ZCOUNT", "z", "-1e400", "1e400"), 3), (("ZCOUNT", "z", "(-inf", "(inf"), 3),
+        (("ZCOUNT", "z", "1 ", "3"), Err("ERR min or max is not a float")),
+        (("ZCOUNT", "z", "nan", "3"), Err("ERR min or max is not a float")),
+        (("ZCOUNT", "z", "0x", "3"), Err("ERR min or max is not a float")),
+        (("ZADD", "z", "0x10", "d"), 1), (("ZSCORE", "z", "d"), "16"),
+        (("ZADD", "z", " 1", "e"), Err("ERR value is not a valid float")),
+        (("ZADD", "z", "1e400", "e"), Err("ERR value is not a valid float")),
+        (("ZADD", "z", "NX", "CH"), Err("ERR syntax error")),
+        (("ZRANGE", "z", "-inf", "+inf", "BYSCORE", "LIMIT", -1, 2), []),
+        (("ZRANGE", "z", "-inf", "+inf", "BYSCORE", "LIMIT", 1, -1), ["b", "c", "d"]),
+        (("ZRANGE", "z", "-inf", "+inf", "BYSCORE", "LIMIT", 1, -5), ["b", "c", "d"]),
+        (("ZRANGE", "z", 0, -1, "LIMIT", 1, -1), ["a", "b", "c", "d"]),
+        (("ZRANGE", "z", 0, -1, "REV", "REV"), Err("ERR syntax error")),
+        (("ZREVRANGEBYSCORE", "z", "+inf", "(1", "WITHSCORES", "LIMIT", 0, 1), ["d", "16"]),
+        (("ZRANGEBYSCORE", "z", 1, 3, "BYSCORE"), Err("ERR syntax error")),
+        (("ZREVRANGE", "z", 0, 1), ["d", "c"]),
+        (("ZRANGE", "z", "[a", "(c", "BYLEX"), ["a", "b"]),
+        (("ZRANGE", "z", "a", "c", "BYLEX"), Err("ERR min or max not valid string range item")),
+    ]),
+    ("hset with a field twice, set options repeated and in conflict", [
+        (("HSET", "h", "a", "1", "a", "2"), 1), (("HGETALL", "h"), ["a", "2"]),
+        (("HSET", "h", "b", "1", "b", "2", "c", "3"), 2),
+        (("SET", "k", "v", "EX", 100, "EX", 200), "OK"), (("TTL", "k"), 200),
+        (("SET", "k", "v", "NX", "NX"), None), (("SET", "k", "w", "GET", "GET"), "v"),
+        (("SET", "k", "v", "EX", 10, "PX", 100), Err("ERR syntax error")),
+        (("SET", "k", "v", "KEEPTTL", "EX", 1), Err("ERR syntax error")),
+        (("SET", "k", "v", "EX", 1, "KEEPTTL"), Err("ERR syntax error")),
+        (("SET", "k", "v", "EXAT", 1, "PXAT", 1), Err("ERR syntax error")),
+        (("SET", "k", "v", "EX", "x", "FOO"), Err("ERR syntax error")),   # options first
+        (("SET", "k", "v", "PXAT", 0), Err("ERR invalid expire time in 'set' command")),
+        (("SET", "k", "v", "PXAT", "99999999999000"), "OK"), (("EXISTS", "k"), 1),
+        (("SET", "k", "new", "NX", "GET"), "v"), (("GET", "k"), "v"),  # NX: not written
+    ]),
+    ("eval checks numkeys before it compiles", [
+        (("EVAL", "not lua at all", -1), Err("ERR Number of keys can't be negative")),
+        (("EVAL", "not lua at all", 3, "a"),
+         Err("ERR Number of keys can't be greater than number of args")),
+        (("EVAL", "not lua at all", "x"), Err(INT)),
+        (("EVAL", "not lua at all", "1.0", "a"), Err(INT)),
+        (("EVALSHA", "a" * 40, "x"), Err(INT)),
+        (("EVALSHA", "a" * 39, "x"), Err("NOSCRIPT")),
+        (("EVAL", "not lua at all", 0), Err("ERR Error compiling script (new function): ")),
+    ]),
+    ("the lua libraries rate limiters use", [
+        (("EVAL", "return {redis.REDIS_VERSION, redis.REDIS_VERSION_NUM}", 0),
+         ["7.0.15", 0x0007000F]),
+        (("EVAL", "return redis.replicate_commands()", 0), 1),
+        (("EVAL", "return redis.setresp(4)", 0),
+         Err("ERR RESP version must be 2 or 3. script: ")),
+        (("EVAL", "return {cjson.encode({}), cjson.encode({[1] = 1, [3] = 3}), "
+                  "cjson.encode('a/b\"' .. string.char(92, 10, 1, 127)), cjson.encode(0.1), "
+                  "cjson.encode(1e15), "
+                  "cjson.encode(123456789012345678), cjson.encode(3.0)}", 0),
+         ["{}", "[1,null,3]", r'"a\/b\"\\\n\u0001\u007f"', "0.1", "1e+15",
+          "1.2345678901235e+17", "3"]),
+        (("EVAL", "local t = {z = 1, a = 2, [5] = 'x', m = {1, 2, {q = true}}}\n"
+                  "return cjson.encode(t)", 0),
+         '{"a":2,"m":[1,2,{"q":true}],"5":"x","z":1}'),  # in Lua's own order, as on a server
+        (("EVAL", "local t = {}\nt[20] = 1\nreturn cjson.encode(t)", 0),
+         Err("ERR user_script:3: Cannot serialise table: excessively sparse array script: ")),
+        (("EVAL", "return cjson.encode(1/0)", 0),
+         Err("ERR user_script:1: Cannot serialise number: must not be NaN or Inf script: ")),
+        (("EVAL", "local v = cjson.decode(ARGV[1])\n"
+                  "return {v.a, #v.b, v.b[3].c == cjson.null and 'null' or 'x', cjson.encode(v)}",
+          0, '{"b": [1, 2.5, {"c": null}], "a": "x\\u00e9"}'),
+         ["x\u00e9", 3, "null", '{"a":"x\u00e9","b":[1,2.5,{"c":null}]}']),
+        (("EVAL", "return cjson.decode('')", 0),
+         Err("ERR user_script:1: Expected value but found T_END at character 1 script: ")),
+        (("EVAL", "return {bit.band(0xff, 0x0f), bit.bor(1, 2, 4), bit.bxor(5, 3), "
+                  "bit.lshift(1, 31), bit.rshift(-1, 28), bit.arshift(-256, 4), bit.bnot(0), "
+                  "bit.tohex(-1), bit.tohex(255, -4), bit.rol(1, 33), bit.ror(1, 1), "
+                  "bit.bswap(0x12345678), bit.tobit(2.5), bit.tobit(3.5), bit.tobit(2^32 + 5)}", 0),
+         [15, 7, 6, -2147483648, 15, -16, -1, "ffffffff", "00FF", 2, -2147483648, 2018915346,
+          2, 4, 5]),
+        (("EVAL", "return bit.band('x')", 0),
+         Err("ERR user_script:1: bad argument #1 to 'band' (number expected, got string)")),
+        (("HSET", "h", "a", "1", "b", "2"), 2), (("ZADD", "z", 1.5, "m"), 1),
+        (("EVAL", "redis.setresp(3)\nlocal h = redis.call('HGETALL', KEYS[1])\n"
+                  "local s = redis.call('ZSCORE', KEYS[2], 'm')\n"
+                  "local r = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')\n"
+                  "return {h.map.a, s.double * 2, r[1][2].double * 2, "
+                  "tostring(redis.call('GET', 'missing')), h, {double = 0.25}, false}",
+          2, "h", "z"), ["1", 3, 3, "nil", ["a", "1", "b", "2"], "0.25", 0]),
+    ]),
     ("lua", [
         (("EVAL", "return redis.call('INCR', KEYS[1])", 1, "n"), 1),
         (("EVAL", "return {1, 2, 3.7, 'a', false, nil, 5}", 0), [1, 2, 3, "a", None]),

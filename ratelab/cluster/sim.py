@@ -25,6 +25,7 @@ import simpy
 
 from ..limiters.base import non_negative, positive, whole
 from ..store.errors import StoreError, StoreUnavailable
+from ..store.protocol import Connection
 from ..store.sim import SimStore
 from .strategies import Strategy
 
@@ -268,6 +269,9 @@ def simulate(strategy: Strategy, requests: Iterable[Request], *, store: SimStore
     requests = sorted(requests, key=lambda r: (r.time, r.id))
     env = simpy.Environment()
     store = store if store is not None else SimStore()
+    if not store.virtual_time:  # a real server keeps its own time: the run's clock is ours
+        raise ValueError(f"store must keep virtual time (a SimStore) for a simulation, got a "
+                         f"{store.kind} store; run real stores with cluster.threads")
     store.clock = lambda: env.now
     faults = faults if faults is not None else Faults(timeout_s=math.inf)
     rng = np.random.default_rng(seed)
@@ -374,7 +378,7 @@ def simulate(strategy: Strategy, requests: Iterable[Request], *, store: SimStore
     return Run(strategy, requests, commands, decisions, store)
 
 
-def execute(conn, cmd) -> Any:
+def execute(conn: Connection, cmd) -> Any:
     """Run one command or a pipeline at the store; an error reply comes back as a value."""
     if isinstance(cmd, list):
         out = []

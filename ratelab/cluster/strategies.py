@@ -28,6 +28,7 @@ from typing import Any, Generator
 
 from ..limiters.base import positive, whole
 from ..store.errors import StoreError, StoreUnavailable
+from ..store.protocol import Connection
 
 Program = Generator[Any, Any, bool]
 
@@ -59,7 +60,7 @@ class Strategy:
         self.window_s = positive("window_s", window_s)
         self.gateways = whole("gateways", gateways)
 
-    def setup(self, conn) -> None:
+    def setup(self, conn: Connection) -> None:
         """Prepare the store once before a run (load scripts); default: nothing."""
 
     def decide(self, gateway: int, key: str, now: float) -> Program:
@@ -161,7 +162,7 @@ class _Lua(Strategy):
 
         self.sha = hashlib.sha1(self.source.encode()).hexdigest()
 
-    def setup(self, conn) -> None:
+    def setup(self, conn: Connection) -> None:
         loaded = conn.execute("SCRIPT", "LOAD", self.source)
         assert loaded == self.sha, (loaded, self.sha)
 

@@ -1,9 +1,11 @@
 """The same strategy programs on real threads, against a real store (a RedisStore).
 
 Each gateway is a thread with its own connection; requests are dealt to the gateways round
-robin, and each gateway runs the strategy's program for each of its requests, sending each command as it is yielded. `think_s` is a pause
-between a reply and the next command — the gap a busy gateway has between GET and INCR —
-which widens the window for races without changing what is sent.
+robin, and each gateway runs the strategy's program for each of its requests, sending each
+command (or pipeline) as it is yielded, through the same :func:`~ratelab.cluster.sim.execute`
+the simulator uses. `think_s` is a pause between a reply and the next command — the gap a busy
+gateway has between GET and INCR — which widens the window for races without changing what is
+sent.
 
 This is the one place that reads real time, and it takes the clock it is given
 (``clock()`` returns seconds; default ``time.time``) and the sleep it is given.
@@ -18,6 +20,8 @@ from typing import Callable
 
 from ..limiters.base import non_negative, whole
 from ..store.errors import StoreError, StoreUnavailable
+from ..store.protocol import Connection, Store
+from .sim import execute
 from .strategies import Strategy
 
 
@@ -36,7 +40,7 @@ class ThreadRun:
         return self.round_trips / max(1, self.requests)
 
 
-def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
+def run_threads(strategy: Strategy, store: Store, requests: int, *, key: str = "rl",
                 think_s: float = 0.0, clock: Callable[[], float] = time.time,
                 sleep: Callable[[float], None] = time.sleep,
                 fail_open: bool = False, setup: bool = True,
@@ -98,30 +102,24 @@ def run_threads(strategy: Strategy, store, requests: int, *, key: str = "rl",
     return ThreadRun(requests, sum(admitted), admitted, sum(trips), errors)
 
 
-def _drive(program, conn, g: int, trips: list[int], think_s: float, sleep) -> bool:
-    """Run one program over a real connection; its value. An error reply, or the store being
-    unreachable, is raised inside the program (as the simulator does), which may handle it."""
+def _drive(program, conn: Connection, g: int, trips: list[int], think_s: float, sleep) -> bool:
+    """Run one program over a real connection; its value. Each command (or pipeline) goes
+    through the simulator's :func:`~ratelab.cluster.sim.execute`, so a pipeline means the same
+    on both; an error reply, or the store being unreachable, is raised inside the program (as
+    the simulator does), which may handle it."""
     try:
         cmd = next(program)
         while True:
             trips[g] += 1
             try:
-                if isinstance(cmd, list):
-                    reply = []
-                    for c in cmd:
-                        try:
-                            reply.append(conn.execute(*c))
-                        except StoreError as e:
-                            reply.append(e)
-                else:
-                    reply = conn.execute(*cmd)
-            except (StoreError, StoreUnavailable) as e:
-                if think_s:
-                    sleep(think_s)
-                cmd = program.throw(e)
-                continue
+                reply = execute(conn, cmd)
+            except StoreUnavailable as e:
+                reply = e
             if think_s:
                 sleep(think_s)
-            cmd = program.send(reply)
+            if isinstance(reply, (StoreError, StoreUnavailable)):
+                cmd = program.throw(reply)
+            else:
+                cmd = program.send(reply)
     except StopIteration as stop:
         return bool(stop.value)

@@ -62,6 +62,9 @@ class RedisStore:
     timeout_s  seconds to wait for a reply before StoreUnavailable (None: wait for ever).
     """
 
+    kind = "redis"
+    virtual_time = False
+
     def __init__(self, url: str, timeout_s: float | None = 5.0) -> None:
         if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(f"url must be a redis:// URL, got {url!r}")

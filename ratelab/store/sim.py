@@ -12,7 +12,16 @@ Every command runs to completion before the next starts — there is one caller 
 in Redis — and a Lua script runs inside one command, so it is atomic.
 
 Connections (``store.connect(name)``) hold what Redis keeps per client: MULTI's queue and the
-WATCHed keys.
+WATCHed keys. As in Redis 7.0, a command's name, subcommand and number of arguments are
+checked before it runs or is queued: one refused inside MULTI spoils the transaction, and EXEC
+then answers EXECABORT and runs none of it.
+
+What SimStore follows is redis-server 7.0 (:data:`~ratelab.store.lualib.REDIS_VERSION`), held
+to it by a seeded differential run over every command here
+(:mod:`ratelab.store.differential`, ``scripts/store_differential.py``). Scripts see what
+:mod:`ratelab.store.lualib` describes (cjson, bit, redis.setresp ...). BYLEX ranges walk a
+sorted set as Redis walks a small one (up to 128 members). SCRIPT HELP and SCRIPT DEBUG are
+not here (answered as unknown subcommands).
 """
 
 from __future__ import annotations
@@ -25,6 +34,8 @@ from typing import Any, Callable
 
 from . import errors as E
 from .errors import StoreError
+from .cnum import strtod
+from .lualib import PRELUDE, REDIS_VERSION, REDIS_VERSION_NUM, bit_op, json_decoder
 
 
 class Status(str):
@@ -35,9 +46,12 @@ OK = Status("OK")
 QUEUED = Status("QUEUED")
 
 _INT = re.compile(r"(0|-?[1-9][0-9]*)\Z")         # string2ll: no "+1", "01" or "-0"
-_FLOAT = re.compile(r"[+-]?(inf|infinity|(\d+\.?\d*|\.\d+)(e[+-]?\d+)?)\Z", re.IGNORECASE)
-_HEX_FLOAT = re.compile(r"[+-]?0x([0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(p[+-]?\d+)?\Z", re.IGNORECASE)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _c_string(text: str) -> str:
+    """`text` as C's string functions see it: up to its first NUL."""
+    return text.split("\0", 1)[0]
 
 
 def _arg(x: Any) -> str:
@@ -66,22 +80,14 @@ def parse_int(text: str, error: str = E.NOT_INTEGER) -> int:
 
 
 def parse_float(text: str, error: str = E.NOT_FLOAT) -> float:
-    """`text` as a double, as Redis parses a score with strtod: "inf" and hex ("0x10") yes;
-    "nan", and a number out of a double's range ("1e400", "1e-400"), no."""
-    try:
-        if _FLOAT.match(text):
-            x, digits = float(text), re.split(r"[eE]", text)[0]
-        elif _HEX_FLOAT.match(text):
-            x, digits = float.fromhex(text), re.split(r"[pP]", text.lstrip("+-"))[0][2:]
-        else:
-            raise StoreError(error)
-    except OverflowError:
-        raise StoreError(error) from None
-    overflow = math.isinf(x) and "inf" not in text.lower()
-    underflow = x == 0 and re.search(r"[1-9a-fA-F]", digits) is not None
-    if overflow or underflow:
+    """`text` as a double, as Redis reads a score (string2d): the whole text is one number
+    strtod reads, "inf" and hex ("0x10") included; no leading space, no "nan", and nothing out
+    of a double's range ("1e400", "1e-400")."""
+    read = strtod(text)
+    if (not text or text[0] in " \t\n\v\f\r" or read is None or read[1] != len(text)
+            or read[2] or math.isnan(read[0])):
         raise StoreError(error)
-    return x
+    return read[0]
 
 
 def format_score(x: float) -> str:
@@ -92,14 +98,96 @@ def format_score(x: float) -> str:
 
 
 def _bound(text: str) -> tuple[float, bool]:
-    """A ZRANGEBYSCORE bound: (value, exclusive)."""
+    """A score-range bound as Redis 7.0 reads it (zslParseRange): (value, exclusive).
+
+    "(" makes it exclusive; the rest goes to strtod, which must read up to the end of the
+    (C) string: leading white space, hex ("0x10", "0x1p3"), "inf" / "-inf" / "+inf" and
+    out-of-range numbers ("1e400" is inf) are accepted, NaN and trailing characters refused —
+    and an empty bound ("" or "(") reads as 0, as strtod leaves it."""
     exclusive = text.startswith("(")
-    body = text[1:] if exclusive else text
-    if body.lower() in ("-inf", "+inf", "inf"):
-        return (-math.inf if body.startswith("-") else math.inf), exclusive
-    if not _FLOAT.match(body):
+    body = _c_string(text[1:] if exclusive else text)
+    read = strtod(body)
+    if read is None:
+        if body:
+            raise StoreError("ERR min or max is not a float")
+        return 0.0, exclusive
+    value, used, _ = read
+    if used != len(body) or math.isnan(value):
         raise StoreError("ERR min or max is not a float")
-    return float(body), exclusive
+    return value, exclusive
+
+
+_LEX_MIN, _LEX_MAX = object(), object()  # "-" and "+": below and above every member
+
+
+def _lex_bound(text: str) -> tuple[Any, bool]:
+    """A BYLEX bound: "[m" inclusive, "(m" exclusive, "-" / "+" the ends (exclusive)."""
+    if text in ("-", "+"):
+        return (_LEX_MIN if text == "-" else _LEX_MAX), True
+    if text[:1] in ("[", "("):
+        return text[1:], text[0] == "("
+    raise StoreError("ERR min or max not valid string range item")
+
+
+def _lex_cmp(a: Any, b: Any) -> int:
+    """Compare two lex bounds or members as Redis does (bytes, with "-" and "+" at the ends)."""
+    if a is b:
+        return 0
+    if a is _LEX_MIN or b is _LEX_MAX:
+        return -1
+    if a is _LEX_MAX or b is _LEX_MIN:
+        return 1
+    x, y = (v.encode("utf-8", "surrogateescape") for v in (a, b))
+    return (x > y) - (x < y)
+
+
+def _c_format(text: str, limit: int) -> str:
+    """`text` as C's printf("%.*s") writes it: up to its first NUL, at most `limit` bytes."""
+    raw = _c_string(text).encode("utf-8", "surrogateescape")[:max(0, limit)]
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _one_line(text: str) -> str:
+    """An error text with CR and LF made spaces, as Redis does with text the user sent."""
+    return text.replace("\r", " ").replace("\n", " ")
+
+
+class _Unknown(StoreError):
+    """An unknown command or subcommand (a script is told so in other words)."""
+
+
+def _unknown_command(words: list[str]) -> StoreError:
+    """Redis 7.0's reply to a command it does not know: the name and the first arguments,
+    quoted, cut to 128 bytes."""
+    shown = ""
+    for w in words[1:]:
+        if len(shown.encode("utf-8", "surrogateescape")) >= 128:
+            break
+        shown += f"'{_c_format(w, 128 - len(shown.encode('utf-8', 'surrogateescape')))}' "
+    return _Unknown(_one_line(f"ERR unknown command '{_c_format(words[0], 128)}', "
+                                f"with args beginning with: {shown}"))
+
+
+def _lookup(words: list[str]) -> Callable:
+    """The method for a command, after Redis's checks of its name, subcommand and arity (the
+    checks made before a command runs, or is queued in MULTI); StoreError otherwise."""
+    name = words[0].upper()
+    spec = COMMANDS.get(name)
+    if spec is None:
+        raise _unknown_command(words)
+    method, arity = spec
+    fullname = name.lower()
+    subs = SUBCOMMANDS.get(name)
+    if subs is not None and len(words) > 1:
+        sub = words[1].upper()
+        if sub not in subs:
+            raise _Unknown(_one_line(f"ERR unknown subcommand '{_c_format(words[1], 128)}'. "
+                                       f"Try {name} HELP."))
+        arity, fullname = subs[sub], f"{fullname}|{sub.lower()}"
+    n = len(words)
+    if (arity >= 0 and n != arity) or (arity < 0 and n < -arity):
+        raise StoreError(E.arity(fullname))
+    return method
 
 
 class ZSet:
@@ -127,6 +215,37 @@ class ZSet:
         del self.order[bisect.bisect_left(self.order, (score, member))]
         return True
 
+    def in_lex_range(self, lo: tuple[Any, bool], hi: tuple[Any, bool],
+                     rev: bool) -> list[tuple[float, str]]:
+        """The (score, member) pairs a BYLEX range gives, walked as Redis walks a small sorted
+        set (a listpack: up to 128 members): from the first member at or above `lo` (the last
+        at or below `hi` when `rev`) for as long as members stay in range. Meant for members
+        that share one score; with mixed scores it answers as Redis does for small sets."""
+        (a, ax), (b, bx) = lo, hi
+        c = _lex_cmp(a, b)
+        if c > 0 or (c == 0 and (ax or bx)) or not self.order:
+            return []
+
+        def above_lo(m):
+            return _lex_cmp(m, a) > 0 if ax else _lex_cmp(m, a) >= 0
+
+        def below_hi(m):
+            return _lex_cmp(m, b) < 0 if bx else _lex_cmp(m, b) <= 0
+
+        if not above_lo(self.order[-1][1]) or not below_hi(self.order[0][1]):
+            return []
+        order = self.order[::-1] if rev else self.order
+        first, still = (below_hi, above_lo) if rev else (above_lo, below_hi)
+        out = []
+        for i, (score, member) in enumerate(order):
+            if first(member):
+                for pair in order[i:]:
+                    if not still(pair[1]):
+                        break
+                    out.append(pair)
+                break
+        return out
+
     def in_range(self, lo: tuple[float, bool], hi: tuple[float, bool]) -> list[tuple[float, str]]:
         """The (score, member) pairs with lo <= score <= hi (ends exclusive when flagged)."""
         (a, ax), (b, bx) = lo, hi
@@ -137,95 +256,6 @@ class ZSet:
 # Which commands a script may not call (Redis: "This Redis command is not allowed from script").
 _NOT_IN_SCRIPTS = {"MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "EVAL", "EVALSHA", "SCRIPT"}
 
-# The Lua side of a script run: redis.call / redis.pcall over Python's dispatcher, a sandbox
-# with Redis 7's global protection, and error values that keep the script's line.
-_LUA_PRELUDE = r"""
-local dispatch, sha1hex = ...
-local redis = {}
--- The script's current line: from the caller's frame, or (after a tail call such as
--- `return redis.call(...)`, which replaces that frame) from a line hook.
-local last_line = 0
-local getinfo = debug.getinfo
-local function track(_, line)
-  if getinfo(2, "S").source == "@user_script" then last_line = line end
-end
-local function line_of_caller()
-  local info = getinfo(3, "Sl")
-  if info and info.source == "@user_script" and info.currentline > 0 then
-    return info.currentline
-  end
-  return last_line
-end
-redis.call = function(...)
-  local ok, value = dispatch(...)
-  if ok then return value end
-  error({err = value, line = line_of_caller()})
-end
--- Redis 7's pcall hands a script the text of an error table ({err = ...}), not the table.
-local function pack(...) return {n = select("#", ...), ...} end
-local function protected(f, ...)
-  local res = pack(pcall(f, ...))
-  if res[1] then return unpack(res, 1, res.n) end
-  local e = res[2]
-  if type(e) == "table" and type(e.err) == "string" then e = e.err end
-  return false, e
-end
-redis.pcall = function(...)
-  local ok, value = dispatch(...)
-  if ok then return value end
-  return {err = value}
-end
-redis.status_reply = function(s) return {ok = s} end
--- "-CODE message" keeps its code; text without a code gets "ERR" (Redis 7).
-redis.error_reply = function(s)
-  local text = tostring(s)
-  if text:sub(1, 1) ~= "-" then text = "-" .. text end
-  if text:find(" ", 1, true) then return {err = text:sub(2)} end
-  return {err = "ERR " .. text:sub(2)}
-end
-redis.sha1hex = sha1hex
-redis.log = function() end
-redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
-
-local base = {redis = redis, tonumber = tonumber, tostring = tostring, type = type,
-  pairs = pairs, ipairs = ipairs, next = next, select = select, unpack = unpack,
-  error = error, pcall = protected, assert = assert, math = math, string = string,
-  table = table, setmetatable = setmetatable, getmetatable = getmetatable,
-  rawget = rawget, rawset = rawset, rawequal = rawequal}
-
-local function compile(source)
-  local f, err = loadstring(source, "@user_script")
-  return f, err
-end
-
-local function run(f, keys, argv)
-  local env = {KEYS = keys, ARGV = argv}
-  setmetatable(env, {
-    __index = function(_, name)
-      local v = base[name]
-      if v == nil then
-        error("Script attempted to access nonexistent global variable '"
-              .. tostring(name) .. "'", 2)
-      end
-      return v
-    end,
-    __newindex = function() error("Attempt to modify a readonly table", 2) end,
-  })
-  setfenv(f, env)
-  last_line = 0
-  debug.sethook(track, "l")
-  local ok, value = pcall(f)
-  debug.sethook()
-  if not ok and type(value) == "table" and value.line == nil then
-    value.line = last_line  -- error({err = ...}) raised by the script itself
-  end
-  return ok, value
-end
-
-return compile, run
-"""
-
-
 class SimStore:
     """An in-process Redis in virtual time: strings, counters, hashes, sorted sets, expiry,
     MULTI/EXEC with WATCH, and Lua scripts (EVAL, EVALSHA, SCRIPT LOAD) run atomically.
@@ -233,6 +263,9 @@ class SimStore:
     clock   a function returning the current time in seconds; without one the store keeps its
             own time, moved with :meth:`set_time` (starts at 0).
     """
+
+    kind = "sim"
+    virtual_time = True
 
     def __init__(self, clock: Callable[[], float] | None = None) -> None:
         self._own_time = 0.0
@@ -322,20 +355,18 @@ class SimStore:
             raise StoreError("ERR empty command")
         words = [_arg(a) for a in args]
         name = words[0].upper()
-        spec = COMMANDS.get(name)
-        if spec is None:
-            if from_script:
-                raise StoreError("ERR Unknown Redis command called from script")
-            shown = "".join(f"'{w}' " for w in words[1:])
-            raise StoreError(f"ERR unknown command '{words[0]}', with args beginning with: {shown}")
-        method, arity = spec
-        n = len(words)
-        if (arity >= 0 and n != arity) or (arity < 0 and n < -arity):
-            if from_script:
-                raise StoreError("ERR Wrong number of args calling Redis command from script")
-            raise StoreError(E.arity(name))
-        if from_script and name in _NOT_IN_SCRIPTS:
-            raise StoreError("ERR This Redis command is not allowed from script")
+        if from_script:
+            try:
+                method = _lookup(words)
+            except _Unknown:
+                raise StoreError("ERR Unknown Redis command called from script") from None
+            except StoreError:
+                raise StoreError("ERR Wrong number of args calling Redis command from script") \
+                    from None
+            if name in _NOT_IN_SCRIPTS:
+                raise StoreError("ERR This Redis command is not allowed from script")
+        else:
+            method = _lookup(words)
         self.commands_executed += 1
         return method(self, conn, *words[1:])
 
@@ -344,39 +375,52 @@ class SimStore:
     def cmd_get(self, conn, key):
         return self._get(key, str)
 
+    # SET's options, each refused (syntax error) after any in its `excludes`.
+    _SET_OPTIONS = {
+        "NX": ("XX",), "XX": ("NX",), "GET": (),
+        "KEEPTTL": ("EX", "PX", "EXAT", "PXAT"),
+        "EX": ("KEEPTTL", "PX", "EXAT", "PXAT"), "PX": ("KEEPTTL", "EX", "EXAT", "PXAT"),
+        "EXAT": ("KEEPTTL", "EX", "PX", "PXAT"), "PXAT": ("KEEPTTL", "EX", "EXAT", "PX"),
+    }
+
     def cmd_set(self, conn, key, value, *opts):
-        nx = xx = keepttl = get = False
-        ttl_ms = None
+        """SET as Redis 7.0 parses it: an option may repeat (the last expiry wins), but not
+        meet one it conflicts with (NX with XX, two kinds of expiry, KEEPTTL with an expiry);
+        then the expiry's value is checked, then GET's type, then NX / XX."""
+        flags: set[str] = set()
+        expire = None
         i = 0
         while i < len(opts):
             o = opts[i].upper()
-            if o == "NX" and not xx:
-                nx = True
-            elif o == "XX" and not nx:
-                xx = True
-            elif o == "KEEPTTL" and ttl_ms is None:
-                keepttl = True
-            elif o == "GET":
-                get = True
-            elif o in ("EX", "PX") and not keepttl and ttl_ms is None and i + 1 < len(opts):
-                n = parse_int(opts[i + 1])
-                if n <= 0 or (o == "EX" and n > INT64_MAX // 1000):
-                    raise StoreError("ERR invalid expire time in 'set' command")
-                ttl_ms = n * 1000 if o == "EX" else n
-                if ttl_ms > INT64_MAX - self.now_ms():
-                    raise StoreError("ERR invalid expire time in 'set' command")
-                i += 1
-            else:
+            takes_value = o in ("EX", "PX", "EXAT", "PXAT")
+            if (o not in self._SET_OPTIONS or flags.intersection(self._SET_OPTIONS[o])
+                    or (takes_value and i + 1 >= len(opts))):
                 raise StoreError(E.SYNTAX)
+            flags.add(o)
+            if takes_value:
+                expire = (o, opts[i + 1])
+                i += 1
             i += 1
-        old = self._get(key, str) if get else None
+        deadline_ms = None
+        if expire is not None:
+            unit, text = expire
+            n = parse_int(text)
+            if n <= 0 or (unit in ("EX", "EXAT") and n > INT64_MAX // 1000):
+                raise StoreError("ERR invalid expire time in 'set' command")
+            ms = n * 1000 if unit in ("EX", "EXAT") else n
+            if unit in ("EX", "PX"):
+                if ms > INT64_MAX - self.now_ms():
+                    raise StoreError("ERR invalid expire time in 'set' command")
+                ms += self.now_ms()
+            deadline_ms = ms
+        old = self._get(key, str) if "GET" in flags else None
         exists = self._live(key)
-        if (nx and exists) or (xx and not exists):
-            return old if get else None
-        self._put(key, value, keep_ttl=keepttl)
-        if ttl_ms is not None:
-            self._deadline_ms[key] = self.now_ms() + ttl_ms
-        return old if get else OK
+        if ("NX" in flags and exists) or ("XX" in flags and not exists):
+            return old if "GET" in flags else None
+        self._put(key, value, keep_ttl="KEEPTTL" in flags)
+        if deadline_ms is not None:
+            self._deadline_ms[key] = deadline_ms
+        return old if "GET" in flags else OK
 
     def _incr(self, key: str, by: int) -> int:
         current = self._get(key, str)
@@ -501,8 +545,10 @@ class SimStore:
             raise StoreError(E.arity("hset"))
         h = self._get(key, dict)
         h = {} if h is None else h
-        added = sum(1 for f in pairs[::2] if f not in h)
-        h.update(zip(pairs[::2], pairs[1::2]))
+        added = 0
+        for field, value in zip(pairs[::2], pairs[1::2]):  # in order: a repeated field
+            added += field not in h                          # counts once, its last value stays
+            h[field] = value
         self._put(key, h)
         return added
 
@@ -527,7 +573,7 @@ class SimStore:
             i += 1
         rest = args[i:]
         if not rest or len(rest) % 2:
-            raise StoreError(E.SYNTAX if rest else E.arity("zadd"))
+            raise StoreError(E.SYNTAX)
         if {"NX", "XX"} <= flags:
             raise StoreError("ERR XX and NX options at the same time are not compatible")
         if len(flags & {"GT", "LT", "NX"}) > 1:
@@ -536,25 +582,30 @@ class SimStore:
             raise StoreError("ERR INCR option supports a single increment-element pair")
         pairs = [(parse_float(s), m) for s, m in zip(rest[::2], rest[1::2])]
         z = self._get(key, ZSet)
+        if z is None and "XX" in flags:
+            return None if "INCR" in flags else 0
         z = ZSet() if z is None else z
         added = changed = 0
         result = None
-        for score, member in pairs:
-            old = z.scores.get(member)
-            if ("NX" in flags and old is not None) or ("XX" in flags and old is None):
-                continue
-            new = score + old if ("INCR" in flags and old is not None) else score
-            if math.isnan(new):
-                raise StoreError("ERR resulting score is not a number (NaN)")
-            if old is not None and (("GT" in flags and new <= old)
-                                    or ("LT" in flags and new >= old)):
-                continue
-            z.add(member, new)
-            result = new
-            added += old is None
-            changed += old is None or old != new
-        if changed:  # Redis signals the key modified only when a member was added or moved
-            self._put(key, z)
+        try:
+            for score, member in pairs:
+                old = z.scores.get(member)
+                if ("NX" in flags and old is not None) or ("XX" in flags and old is None):
+                    continue
+                new = score + old if ("INCR" in flags and old is not None) else score
+                if math.isnan(new):
+                    raise StoreError("ERR resulting score is not a number (NaN)")
+                if old is not None and (("GT" in flags and new <= old)
+                                        or ("LT" in flags and new >= old)):
+                    continue
+                result = new
+                if old is None or old != new:
+                    z.add(member, new)
+                    added += old is None
+                    changed += 1
+        finally:  # Redis signals the key modified when a member was added or moved, even
+            if changed:  # when a later pair fails
+                self._put(key, z)
         if "INCR" in flags:
             return None if result is None else format_score(result)
         return changed if "CH" in flags else added
@@ -595,46 +646,76 @@ class SimStore:
         return None if score is None else format_score(score)
 
     def cmd_zrange(self, conn, key, start, stop, *opts):
-        byscore = rev = withscores = False
-        limit = None
+        return self._zrange(key, start, stop, opts, by=None, rev=None)
+
+    def cmd_zrangebyscore(self, conn, key, lo, hi, *opts):
+        return self._zrange(key, lo, hi, opts, by="BYSCORE", rev=False)
+
+    def cmd_zrevrangebyscore(self, conn, key, hi, lo, *opts):
+        return self._zrange(key, hi, lo, opts, by="BYSCORE", rev=True)
+
+    def cmd_zrevrange(self, conn, key, start, stop, *opts):
+        return self._zrange(key, start, stop, opts, by="RANK", rev=True)
+
+    def _zrange(self, key: str, first: str, second: str, opts: tuple, by: str | None,
+                rev: bool | None) -> list:
+        """ZRANGE and its older forms, as Redis 7.0's zrangeGenericCommand: options first (a
+        form's own kind and direction cannot be given again), then LIMIT / WITHSCORES
+        conflicts, then the range, then the key. LIMIT's offset below 0 gives nothing, and a
+        count below 0 means no limit."""
+        withscores = False
+        offset, count = 0, -1
         i = 0
         while i < len(opts):
             o = opts[i].upper()
-            if o == "BYSCORE":
-                byscore = True
-            elif o == "REV":
-                rev = True
-            elif o == "WITHSCORES":
+            if o == "WITHSCORES":
                 withscores = True
             elif o == "LIMIT" and i + 2 < len(opts):
-                limit = (parse_int(opts[i + 1]), parse_int(opts[i + 2]))
+                offset, count = parse_int(opts[i + 1]), parse_int(opts[i + 2])
                 i += 2
+            elif o == "REV" and rev is None:
+                rev = True
+            elif o in ("BYSCORE", "BYLEX") and by is None:
+                by = o
             else:
                 raise StoreError(E.SYNTAX)
             i += 1
-        if limit is not None and not byscore:
+        rev, by = bool(rev), by or "RANK"
+        if count != -1 and by == "RANK":
             raise StoreError("ERR syntax error, LIMIT is only supported in combination with "
                              "either BYSCORE or BYLEX")
-        if byscore:
-            lo, hi = (_bound(stop), _bound(start)) if rev else (_bound(start), _bound(stop))
+        if withscores and by == "BYLEX":
+            raise StoreError("ERR syntax error, WITHSCORES not supported in combination with "
+                             "BYLEX")
+        lo, hi = (second, first) if rev and by != "RANK" else (first, second)
+        if by == "RANK":
+            a, b = parse_int(lo), parse_int(hi)
+        elif by == "BYSCORE":
+            lo, hi = _bound(lo), _bound(hi)
         else:
-            a, b = parse_int(start), parse_int(stop)
+            lo, hi = _lex_bound(lo), _lex_bound(hi)
         z = self._get(key, ZSet)
         if z is None:
             return []
-        if byscore:
-            items = z.in_range(lo, hi)
-            items = items[::-1] if rev else items
-            if limit is not None:
-                offset, count = limit
-                end = None if count < 0 else offset + count
-                items = [] if offset < 0 else items[offset:end]
-        else:
-            items = z.order[::-1] if rev else list(z.order)
-            n = len(items)
+        if by == "RANK":
+            n = len(z.order)
             a, b = (a + n if a < 0 else a), (b + n if b < 0 else b)
             a, b = max(a, 0), min(b, n - 1)
-            items = items[a:b + 1] if a <= b else []
+            if a > b:
+                items = []
+            elif rev:
+                items = z.order[n - 1 - b:n - a][::-1]
+            else:
+                items = z.order[a:b + 1]
+        else:
+            items = z.in_range(lo, hi) if by == "BYSCORE" else z.in_lex_range(lo, hi, rev)
+            if by == "BYSCORE" and rev:
+                items = items[::-1]
+            if offset > 0 and offset >= len(z.order):
+                items = []
+            items = [] if offset < 0 else items[offset:]
+            if count >= 0:
+                items = items[:count]
         out = []
         for score, member in items:
             out += [member, format_score(score)] if withscores else [member]
@@ -643,6 +724,8 @@ class SimStore:
     # -- transactions (the per-connection part lives in SimConnection) ------------------
 
     def cmd_watch(self, conn, *keys):
+        if conn.queue is not None:  # refused, but it does not spoil the transaction
+            raise StoreError("ERR WATCH inside MULTI is not allowed")
         for k in keys:
             conn.watched.setdefault(k, self.version(k))
         return OK
@@ -657,9 +740,15 @@ class SimStore:
         if self._lua is None:
             import lupa.lua51 as lupa
 
-            self._lua = lupa.LuaRuntime(unpack_returned_tuples=True)
-            self._compile, self._call = self._lua.execute(_LUA_PRELUDE, self._dispatch_from_lua,
-                                                          _sha1)
+            lua = self._lua = lupa.LuaRuntime(unpack_returned_tuples=True)
+            self._new_table = lua.eval("function() return {} end")
+            self._rawget = lua.eval("rawget")
+            self._lua_next = lua.eval("next")
+            null = lua.eval("newproxy(true)")  # cjson.null: a userdata of its own
+            prelude = lua.eval("loadstring")(_prelude_bytecode(), "=prelude")
+            self._compile, self._call = prelude(
+                self._dispatch_from_lua, _sha1, bit_op, json_decoder(self._new_table, null),
+                null, REDIS_VERSION, REDIS_VERSION_NUM)
         return self._lua
 
     def _load(self, source: str) -> str:
@@ -673,38 +762,47 @@ class SimStore:
         return sha
 
     def cmd_script(self, conn, sub, *args):
+        """SCRIPT LOAD / EXISTS / FLUSH / KILL (names and arities checked by the dispatcher)."""
         sub_u = sub.upper()
-        if sub_u not in ("LOAD", "EXISTS", "FLUSH"):
-            raise StoreError(f"ERR unknown subcommand '{sub}'. Try SCRIPT HELP.")
-        if (sub_u == "LOAD" and len(args) != 1) or (sub_u == "EXISTS" and not args):
-            raise StoreError(f"ERR wrong number of arguments for 'script|{sub.lower()}' command")
         if sub_u == "LOAD":
             return self._load(args[0])
         if sub_u == "EXISTS":
             return [int(a.lower() in self._scripts) for a in args]
+        if sub_u == "KILL":  # a script here always runs to its end before the next command
+            raise StoreError("NOTBUSY No scripts in execution right now.")
         if len(args) > 1 or (args and args[0].upper() not in ("SYNC", "ASYNC")):
             raise StoreError("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
         self._scripts.clear()
         return OK
 
-    def cmd_eval(self, conn, source, numkeys, *rest):
-        return self._eval(conn, self._load(source), numkeys, rest)
-
-    def cmd_evalsha(self, conn, sha, numkeys, *rest):
-        if sha.lower() not in self._scripts:
-            raise StoreError(E.NOSCRIPT)
-        return self._eval(conn, sha.lower(), numkeys, rest)
-
-    def _eval(self, conn, sha: str, numkeys: str, rest: tuple) -> Any:
+    @staticmethod
+    def _numkeys(numkeys: str, rest: tuple) -> int:
+        """EVAL's key count, checked as Redis checks it: before the script is looked up or
+        compiled."""
         n = parse_int(numkeys)
-        if n < 0:
-            raise StoreError("ERR Number of keys can't be negative")
         if n > len(rest):
             raise StoreError("ERR Number of keys can't be greater than number of args")
+        if n < 0:
+            raise StoreError("ERR Number of keys can't be negative")
+        return n
+
+    def cmd_eval(self, conn, source, numkeys, *rest):
+        n = self._numkeys(numkeys, rest)
+        return self._eval(conn, self._load(source), n, rest)
+
+    def cmd_evalsha(self, conn, sha, numkeys, *rest):
+        if len(sha) != 40:  # no script can have it: Redis answers before reading numkeys
+            raise StoreError(E.NOSCRIPT)
+        n = self._numkeys(numkeys, rest)
+        if sha.lower() not in self._scripts:
+            raise StoreError(E.NOSCRIPT)
+        return self._eval(conn, sha.lower(), n, rest)
+
+    def _eval(self, conn, sha: str, n: int, rest: tuple) -> Any:
         lua = self._lua_runtime()
         self._script_conn = conn
-        ok, value = self._call(self._scripts[sha], lua.table_from(list(rest[:n])),
-                               lua.table_from(list(rest[n:])))
+        ok, value, resp = self._call(self._scripts[sha], lua.table_from(list(rest[:n])),
+                                     lua.table_from(list(rest[n:])))
         suffix = f" script: {sha}, on @user_script:"
         if not ok:
             if _is_table(value) and value["err"] is not None:
@@ -713,28 +811,160 @@ class SimStore:
             text = str(value)
             m = re.match(r"user_script:(\d+):", text)
             raise StoreError(f"ERR {text}{suffix}{m.group(1) if m else 0}.")
-        return _from_lua(value)
+        reply = self._reply(value, resp)
+        if isinstance(reply, StoreError):
+            raise reply
+        return reply
 
-    def _dispatch_from_lua(self, *args):
-        """redis.call's Python half: (True, reply as Lua) or (False, error text)."""
+    def _dispatch_from_lua(self, resp: int, *args):
+        """redis.call's Python half: (True, reply as Lua) or (False, error text), the reply in
+        the protocol the script chose (redis.setresp)."""
+        if not args:
+            return False, "ERR Please specify at least one argument for this redis lib call"
         try:
             words = [_lua_arg(a) for a in args]
         except TypeError:
             return False, "ERR Lua redis lib command arguments must be strings or integers"
         try:
-            return True, self._to_lua(self._run(self._script_conn, tuple(words), from_script=True))
+            reply = self._run(self._script_conn, tuple(words), from_script=True)
         except StoreError as e:
             return False, str(e)
+        if resp == 3:
+            reply = _resp3(words, reply)
+        return True, self._to_lua(reply)
 
     def _to_lua(self, reply: Any) -> Any:
-        lua = self._lua
+        """A reply as redis.call hands it to a script: nil as false (RESP2; under RESP3 the
+        caller has made it a `_Null`), a status as {ok = ...}, arrays as tables, and RESP3's
+        doubles and maps as {double = x} and {map = {...}}."""
         if reply is None:
             return False
+        if isinstance(reply, _Null):
+            return None
         if isinstance(reply, Status):
-            return lua.table_from({"ok": str(reply)})
+            return self._table([("ok", str(reply))])
+        if isinstance(reply, _Double):
+            return self._table([("double", reply.value)])
+        if isinstance(reply, _Map):
+            inner = self._table([(k, self._to_lua(v)) for k, v in reply.pairs])
+            return self._table([("map", inner)])
         if isinstance(reply, list):
-            return lua.table_from([self._to_lua(x) for x in reply])
+            return self._table([(i, self._to_lua(x)) for i, x in enumerate(reply, 1)])
         return reply
+
+    def _table(self, pairs) -> Any:
+        """A Lua table filled in order, as the server fills it (so it iterates the same)."""
+        t = self._new_table()
+        for k, v in pairs:
+            if v is not None:
+                t[k] = v
+        return t
+
+    def _reply(self, value: Any, resp: int) -> Any:
+        """A script's return value converted to a reply, by Redis 7.0's rules: numbers
+        truncate to integers; true is 1; false is nil (0 once the script chose RESP3); a
+        table is an error {err = }, a status {ok = }, a double {double = }, a map {map = }, a
+        set {set = }, a big number, or else an array up to its first nil. Nested errors are
+        elements (StoreError values)."""
+        if value is None:
+            return None
+        if value is True:
+            return 1
+        if value is False:
+            return 0 if resp == 3 else None
+        if isinstance(value, (int, float)):
+            # Redis casts the double to a 64-bit integer; on x86-64 a value out of range (or
+            # NaN) comes out as the smallest integer.
+            if not math.isfinite(value) or not INT64_MIN <= int(value) <= INT64_MAX:
+                return INT64_MIN
+            return int(value)
+        if isinstance(value, (str, bytes)):
+            return _arg(value)
+        if not _is_table(value):
+            return None  # a function, a userdata (cjson.null): nil
+        field = self._rawget
+        err = field(value, "err")
+        if isinstance(err, (str, bytes)):
+            return StoreError(_one_line(_arg(err)))
+        ok = field(value, "ok")
+        if isinstance(ok, (str, bytes)):
+            return Status(_one_line(_arg(ok)))
+        double = field(value, "double")
+        if isinstance(double, (int, float)) and not isinstance(double, bool):
+            return format_score(float(double))
+        big = field(value, "big_number")
+        if isinstance(big, (str, bytes)):
+            return _one_line(_arg(big))
+        verbatim = field(value, "verbatim_string")
+        if _is_table(verbatim):
+            fmt, text = field(verbatim, "format"), field(verbatim, "string")
+            if isinstance(fmt, (str, bytes)) and isinstance(text, (str, bytes)):
+                return _arg(text)
+        for kind in ("map", "set"):
+            inner = field(value, kind)
+            if _is_table(inner):
+                out = []
+                for k, v in self._pairs(inner):
+                    out.append(self._reply(k, resp))
+                    if kind == "map":
+                        out.append(self._reply(v, resp))
+                return out
+        out = []
+        i = 1
+        while field(value, i) is not None:
+            out.append(self._reply(field(value, i), resp))
+            i += 1
+        return out
+
+    def _pairs(self, table: Any):
+        """A Lua table's (key, value) pairs in Lua's own order (lua_next)."""
+        key = None
+        while True:
+            nxt = self._lua_next(table, key)
+            if nxt is None:
+                return
+            key, value = nxt
+            yield key, value
+
+
+class _Null:
+    """RESP3's null, which a script sees as nil (RESP2's is false)."""
+
+
+class _Double:
+    """RESP3's double reply, which a script sees as {double = x}."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+
+class _Map:
+    """RESP3's map reply, which a script sees as {map = {field = value, ...}}."""
+
+    def __init__(self, pairs: list) -> None:
+        self.pairs = pairs
+
+
+_DOUBLE_REPLIES = {"ZSCORE", "ZADD", "ZINCRBY"}   # a score as a string is a double in RESP3
+_RANGES = {"ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE"}
+
+
+def _resp3(words: list[str], reply: Any) -> Any:
+    """A reply as Redis 7.0 gives it to a client speaking RESP3 (what redis.setresp(3) makes
+    of the commands SimStore has): nulls, doubles for scores, maps for HGETALL, and
+    [member, score] pairs for ranges WITHSCORES."""
+    name = words[0].upper()
+    if reply is None:
+        return _Null()
+    if name in _DOUBLE_REPLIES and isinstance(reply, str):
+        return _Double(float(reply))
+    if name == "HGETALL":
+        return _Map(list(zip(reply[::2], reply[1::2])))
+    if name in _RANGES and any(w.upper() == "WITHSCORES" for w in words[4:]):
+        return [[m, _Double(float(s))] for m, s in zip(reply[::2], reply[1::2])]
+    if isinstance(reply, list):
+        return [_Null() if x is None else x for x in reply]
+    return reply
 
 
 def _is_table(x: Any) -> bool:
@@ -755,37 +985,19 @@ def _lua_arg(x: Any) -> str:
     raise TypeError(x)
 
 
-def _from_lua(value: Any) -> Any:
-    """A Lua return value converted to a reply, by Redis's rules (numbers truncate to integers,
-    true is 1, false and nil are nil, a table is an array up to its first nil)."""
-    if value is None or value is False:
-        return None
-    if value is True:
-        return 1
-    if isinstance(value, (int, float)):
-        # Redis casts the double to a 64-bit integer; on x86-64 a value out of range (or
-        # NaN) comes out as the smallest integer.
-        if not math.isfinite(value) or not INT64_MIN <= int(value) <= INT64_MAX:
-            return INT64_MIN
-        return int(value)
-    if isinstance(value, (str, bytes)):
-        return _arg(value)
-    if _is_table(value):  # {err = "text"} and {ok = "text"} only when the field is a string
-        if isinstance(value["err"], (str, bytes)):
-            raise StoreError(_arg(value["err"]))
-        if isinstance(value["ok"], (str, bytes)):
-            return Status(_arg(value["ok"]))
-        out = []
-        i = 1
-        while value[i] is not None:
-            item = value[i]
-            if _is_table(item) and isinstance(item["err"], (str, bytes)):
-                out.append(StoreError(_arg(item["err"])))
-            else:
-                out.append(_from_lua(item))
-            i += 1
-        return out
-    return None
+_PRELUDE_BYTECODE: list[bytes] = []
+
+
+def _prelude_bytecode() -> bytes:
+    """The script prelude compiled once per process (Lua bytecode loads several times faster
+    than the source compiles, and every SimStore that runs a script needs it)."""
+    if not _PRELUDE_BYTECODE:
+        import lupa.lua51 as lupa
+
+        dump = lupa.LuaRuntime(encoding=None).eval(
+            "function(s) return string.dump(assert(loadstring(s, '=prelude'))) end")
+        _PRELUDE_BYTECODE.append(dump(PRELUDE.encode()))
+    return _PRELUDE_BYTECODE[0]
 
 
 def _sha1(text: str) -> str:
@@ -803,16 +1015,25 @@ class SimConnection:
         self.watched: dict[str, int] = {}
 
     def execute(self, *args: Any) -> Any:
-        """Run one command as this client; return the reply or raise StoreError."""
-        name = _arg(args[0]).upper() if args else ""
-        if name in ("MULTI", "EXEC", "DISCARD") and len(args) != 1:
-            if name == "EXEC":  # Redis discards the transaction, as EXEC does after an error
+        """Run one command as this client; return the reply or raise StoreError.
+
+        As in Redis 7.0, a command is checked (name, subcommand, number of arguments) before
+        it runs or is queued: inside MULTI a command refused there marks the transaction, and
+        EXEC then answers EXECABORT and runs none of it."""
+        if not args:
+            raise StoreError("ERR empty command")
+        words = [_arg(a) for a in args]
+        name = words[0].upper()
+        try:
+            _lookup(words)
+        except StoreError as e:
+            if name == "EXEC":  # a refused EXEC discards the transaction, as Redis does
                 self.queue, self.watched = None, {}
-                raise StoreError("EXECABORT Transaction discarded because of: wrong number of "
-                                 "arguments for 'exec' command")
+                raise StoreError(f"EXECABORT Transaction discarded because of: "
+                                 f"{str(e).removeprefix('ERR ')}") from None
             if self.queue is not None:
                 self.queue_failed = True
-            raise StoreError(E.arity(name))
+            raise
         if name == "MULTI":
             if self.queue is not None:
                 raise StoreError("ERR MULTI calls can not be nested")
@@ -826,26 +1047,10 @@ class SimConnection:
             self.queue = None
             self.watched.clear()
             return OK
-        if self.queue is not None:
-            return self._enqueue(name, args)
-        return self.store._run(self, args)
-
-    def _enqueue(self, name: str, args: tuple) -> Status:
-        spec = COMMANDS.get(name)
-        n = len(args)
-        problem = None
-        if spec is None:
-            shown = "".join(f"'{_arg(w)}' " for w in args[1:])
-            problem = f"ERR unknown command '{_arg(args[0])}', with args beginning with: {shown}"
-        elif (spec[1] >= 0 and n != spec[1]) or (spec[1] < 0 and n < -spec[1]):
-            problem = E.arity(name)
-        elif name == "WATCH":  # refused, but it does not spoil the transaction
-            raise StoreError("ERR WATCH inside MULTI is not allowed")
-        if problem:
-            self.queue_failed = True
-            raise StoreError(problem)
-        self.queue.append(args)
-        return QUEUED
+        if self.queue is not None and name != "WATCH":  # WATCH runs, and refuses
+            self.queue.append(tuple(words))
+            return QUEUED
+        return self.store._run(self, tuple(words))
 
     def _exec(self) -> list | None:
         if self.queue is None:
@@ -886,9 +1091,16 @@ COMMANDS: dict[str, tuple[Callable, int]] = {
     "ZADD": (SimStore.cmd_zadd, -4), "ZREM": (SimStore.cmd_zrem, -3),
     "ZREMRANGEBYSCORE": (SimStore.cmd_zremrangebyscore, 4), "ZCARD": (SimStore.cmd_zcard, 2),
     "ZCOUNT": (SimStore.cmd_zcount, 4), "ZSCORE": (SimStore.cmd_zscore, 3),
-    "ZRANGE": (SimStore.cmd_zrange, -4),
+    "ZRANGE": (SimStore.cmd_zrange, -4), "ZREVRANGE": (SimStore.cmd_zrevrange, -4),
+    "ZRANGEBYSCORE": (SimStore.cmd_zrangebyscore, -4),
+    "ZREVRANGEBYSCORE": (SimStore.cmd_zrevrangebyscore, -4),
     "WATCH": (SimStore.cmd_watch, -2), "UNWATCH": (SimStore.cmd_unwatch, 1),
     "MULTI": (None, 1), "EXEC": (None, 1), "DISCARD": (None, 1),
     "EVAL": (SimStore.cmd_eval, -3), "EVALSHA": (SimStore.cmd_evalsha, -3),
     "SCRIPT": (SimStore.cmd_script, -2),
+}
+
+# A container command's subcommands -> their arity, counting the command and subcommand.
+SUBCOMMANDS: dict[str, dict[str, int]] = {
+    "SCRIPT": {"LOAD": 3, "EXISTS": -3, "FLUSH": -2, "KILL": 2},
 }
