@@ -223,13 +223,24 @@ class HelpFormatter(argparse.HelpFormatter):
     """
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
-        out = []
-        for para in re.split(r"\n\s*\n", text):
-            if para.startswith(" ") or para.startswith("example:"):
-                out.append("\n".join(indent + line for line in para.splitlines()))
+        out, para = [], []
+
+        def flush():
+            if para:
+                out.append(super(HelpFormatter, self)._fill_text(" ".join(para), width, indent))
+                para.clear()
+
+        for line in text.splitlines():
+            if not line.strip():
+                flush()
+                out.append("")
+            elif line.startswith(" ") or line.startswith("example:"):
+                flush()
+                out.append(indent + line)
             else:
-                out.append(super()._fill_text(para, width, indent))
-        return "\n\n".join(out)
+                para.append(line.strip())
+        flush()
+        return "\n".join(out)
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
