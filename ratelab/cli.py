@@ -30,7 +30,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.cli", "add_limiters"),
     ("ratelab.cluster.cli", "add_race"),
     ("ratelab.datasets", "add_cli"),
-    ("ratelab.clients", "add_storm"),
+    ("ratelab.commands.storm", "add_storm"),
     ("ratelab.queueing", "add_burst"),
     ("ratelab.index", "add_index"),
     ("ratelab.widgets", "add_fps"),
