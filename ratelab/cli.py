@@ -31,7 +31,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.cluster.cli", "add_race"),
     ("ratelab.datasets", "add_cli"),
     ("ratelab.commands.storm", "add_storm"),
-    ("ratelab.queueing", "add_burst"),
+    ("ratelab.commands.burst", "add_burst"),
     ("ratelab.index", "add_index"),
     ("ratelab.widgets", "add_fps"),
     ("ratelab.analysis.cli", "add"),
