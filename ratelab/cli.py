@@ -33,7 +33,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.commands.storm", "add_storm"),
     ("ratelab.commands.burst", "add_burst"),
     ("ratelab.index", "add_index"),
-    ("ratelab.widgets", "add_fps"),
+    ("ratelab.commands.fps", "add_fps"),
     ("ratelab.analysis.cli", "add"),
     ("ratelab.bench", "add_bench"),
 ]
