@@ -35,7 +35,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.index", "add_index"),
     ("ratelab.commands.fps", "add_fps"),
     ("ratelab.analysis.cli", "add"),
-    ("ratelab.bench", "add_bench"),
+    ("ratelab.commands.bench", "add_bench"),
 ]
 
 
