@@ -126,8 +126,9 @@ def _environment(e: BaseException) -> EnvironmentFailure | None:
     if isinstance(e, BrokenPipeError):  # output piped into `head`: not a store failure
         return None
     if isinstance(e, FileNotFoundError):
-        name = e.filename or str(e)
-        return EnvironmentFailure(f"no such file: {name}", "check the path")
+        if e.filename is None:  # raised with a message that already says what to do
+            return EnvironmentFailure(_one_line(e))
+        return EnvironmentFailure(f"no such file: {e.filename}", "check the path")
     if type(e).__name__ == "StoreUnavailable" or isinstance(e, ConnectionError):
         return EnvironmentFailure(f"the store did not answer ({_one_line(e)})",
                                   "start the server (redis-server --port PORT) or check "
@@ -178,11 +179,11 @@ def _reword(message: str, parser: argparse.ArgumentParser) -> str:
     if m:
         what, got, rest = m.groups()
         choices = re.findall(r"'([^']*)'", rest) or [c.strip() for c in rest.split(",")]
-        if what == "COMMAND" or what.isupper():
-            head = f"unknown {what.lower()} {got!r}"
-        else:
-            head = f"{what.split('/')[-1]}: {got!r} is not one of {', '.join(choices)}"
-        return head + suggest(got, choices)
+        if what.isupper():  # a positional: COMMAND, ACTION, DATASET
+            return (f"unknown {what.lower()} {got!r}"
+                    + (suggest(got, choices) or f"; choose from {', '.join(choices)}"))
+        return (f"{what.split('/')[-1]}: {got!r} is not one of {', '.join(choices)}"
+                + suggest(got, choices))
     m = re.match(r"argument (\S+): (.*)$", message)
     if m:
         return f"{m.group(1).split('/')[-1]}: {m.group(2)}"
