@@ -184,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
         args, extra = p.parse_known_args(argv)
         sub = getattr(args, "_parser", p)
         prog = sub.prog
+        if "--debug" in extra and not getattr(args, "passes_extra_args", False):
+            extra.remove("--debug")
+            args.debug = True
         if extra and not getattr(args, "passes_extra_args", False):
             raise UsageError(None, unrecognized(extra, sub))
         args.extra = extra

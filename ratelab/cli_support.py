@@ -355,7 +355,7 @@ non_negative_seconds = non_negative_number("s", "seconds")
 seconds_or_inf = non_negative_number("s", "seconds", infinite=True)
 
 
-@_typed("share 0-1", "share")
+@_typed("", "share")
 def share(text: str) -> float:
     """A type: a share in [0, 1]."""
     x = _number(text, "a share between 0 and 1")
