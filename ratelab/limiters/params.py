@@ -99,11 +99,13 @@ def signature(name: str) -> str:
 
 
 def registry_doc() -> str:
-    """Every registry name with its parameters and units, one paragraph each (for help())."""
+    """Every registry name with its class, parameters (type, unit, default) and an example."""
     lines = []
-    for name in _registry():
-        lines.append(f"    {name}: {signature(name)}")
-        example = ", ".join(f"{k}={v!r}" for k, v in EXAMPLES.get(name, {}).items())
+    for name, cls in _registry().items():
+        lines.append(f"    {name} ({cls.__name__})")
+        lines += [f"        {p}" for p in parameters(name)]
+        example = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v!r}"
+                            for k, v in EXAMPLES.get(name, {}).items())
         lines.append(f"        e.g. make({name!r}, {example})")
     return "\n".join(lines)
 
