@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .cli_support import (HelpFormatter, Parser, UsageError, command, emit, report, seconds,
-                          show, suggest, table, unrecognized)
+from .cli_support import (HelpFormatter, Parser, UsageError, command, emit, options_of, report,
+                          seconds, show, suggest, table, unrecognized)
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -181,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     prog = "ratelab"
     args = None
     try:
+        _check_options(p, argv)
         args, extra = p.parse_known_args(argv)
         sub = getattr(args, "_parser", p)
         prog = sub.prog
@@ -204,6 +205,32 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(e, UsageError) and args is None:
             prog = _prog_of(p, argv)
         return report(prog, e, debug=bool(getattr(args, "debug", False)) or "--debug" in argv)
+
+
+def _subparsers(p: argparse.ArgumentParser) -> dict:
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices
+    return {}
+
+
+def _check_options(p: argparse.ArgumentParser, argv: list[str]) -> None:
+    """A UsageError, nearest option suggested, for a ``--option`` the command does not take.
+
+    Checked before parsing so that a typo is named even where argparse would first complain
+    about something else (a missing required option)."""
+    commands = _subparsers(p)
+    word = next((w for w in argv if not w.startswith("-")), None)
+    sub = commands.get(word)
+    if sub is None or sub.get_default("passes_extra_args"):
+        return
+    parsers = [sub, *_subparsers(sub).values()]
+    known = {o for q in parsers for o in options_of(q)} | set(options_of(p))
+    for w in argv[argv.index(word) + 1:]:
+        if w == "--":
+            break
+        if w.startswith("--") and w.split("=", 1)[0] not in known:
+            raise UsageError(None, unrecognized([w], sub))
 
 
 def _prog_of(p: argparse.ArgumentParser, argv: list[str]) -> str:

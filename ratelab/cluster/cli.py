@@ -91,7 +91,7 @@ def run_race(args) -> dict:
                 "example": None if example is None else
                 [{"client": "ABCD"[i], "command": what, "reply": reply}
                  for i, what, reply in example.steps],
-                "example_counter": None if example is None else example.counter}
+                "example_counter": None if example is None else _number(example.counter)}
     if sim and args.think is not None:
         raise UsageError("--think", "applies to a redis:// store only (sim runs in virtual "
                                     "time: use --latency)")
@@ -121,3 +121,11 @@ def render_race(r: dict) -> str:
             f"against a limit of {r['limit']} ({r['gateways']} gateways, {r['store']}); "
             f"over-admitted {r['over_admitted']}; "
             f"{r['round_trips_per_request']:.2f} round trips per request")
+
+
+def _number(value):
+    """A store's reply as a number where it is one ("101" -> 101)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return value
