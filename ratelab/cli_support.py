@@ -243,6 +243,10 @@ class HelpFormatter(argparse.HelpFormatter):
         flush()
         return "\n".join(out)
 
+    def _get_default_metavar_for_optional(self, action: argparse.Action) -> str:
+        return getattr(action.type, "metavar", None) or super()._get_default_metavar_for_optional(
+            action)
+
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         if text == argparse.SUPPRESS or not action.option_strings:
@@ -302,9 +306,15 @@ def choices_help(text: str, choices: Mapping[str, str]) -> str:
 # ---------------------------------------------------------------- types (argparse `type=`)
 
 
+METAVARS = {"seconds": "SECONDS", "rate": "PER_S", "count": "N", "share": "SHARE",
+            "quantile": "Q", "interval": "START,END", "number": "X", "words": "NAME,..."}
+
+
 def _typed(unit: str, name: str):
+    """Mark a type function with its unit (shown with the default) and its name (the
+    metavar in the usage line: SECONDS, N, PER_S ...)."""
     def wrap(fn):
-        fn.unit, fn.__name__ = unit, name
+        fn.unit, fn.__name__, fn.metavar = unit, name, METAVARS.get(name, name.upper())
         return fn
     return wrap
 
