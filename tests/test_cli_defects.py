@@ -117,6 +117,8 @@ def test_race_exhaustive_refuses_options_it_would_ignore(capsys):
     refused(capsys, ["race", "--exhaustive", "--requests", "999"], "--requests")
     refused(capsys, ["race", "--exhaustive", "--latency", "fixed:0.001"], "--latency")
     refused(capsys, ["race", "--think", "0.1"], "--think")  # sim runs in virtual time
+    refused(capsys, ["race", "--exhaustive", "--seed", "3"], "--seed")
+    refused(capsys, ["bench", "--no-reference", "--no-limits", "--slice", "5"], "--slice")
 
 
 def test_error_analysis_refuses_population_options_for_a_trace(capsys):

@@ -64,7 +64,9 @@ def add_race(sub) -> None:
     p.add_argument("--think", type=non_negative_seconds, default=None,
                    help="pause of a real-thread gateway between commands (default: 0 s; "
                         "redis store only)")
-    p.add_argument("--seed", type=seed, default=0, help="seed of arrival times and latencies")
+    p.add_argument("--seed", type=seed, default=None,
+                   help="seed of arrival times and latencies (default: 0; not with "
+                        "--exhaustive, which tries every order)")
     p.add_argument("--exhaustive", action="store_true",
                    help="instead: every interleaving of one request per gateway with one "
                         "place left (simulated store)")
@@ -78,7 +80,7 @@ def run_race(args) -> dict:
     sim = args.store == "sim"
     if args.exhaustive:
         for flag, value in (("--requests", args.requests), ("--latency", args.latency),
-                            ("--think", args.think)):
+                            ("--think", args.think), ("--seed", args.seed)):
             if value is not None:
                 raise UsageError(flag, "does not apply with --exhaustive (one request per "
                                        "gateway, every interleaving)")
@@ -105,7 +107,7 @@ def run_race(args) -> dict:
     with flags(gateways="--gateways", requests="--requests", limit="--limit"):
         result = race(args.strategy, args.gateways, args.requests or DEFAULT_REQUESTS,
                       args.limit, store=args.store, latency=latency,
-                      think_s=args.think or 0.0, seed=args.seed)
+                      think_s=args.think or 0.0, seed=args.seed or 0)
     return {"mode": "burst", **result.as_dict()}
 
 

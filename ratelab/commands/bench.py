@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from ..cli_support import EnvironmentFailure, command, count, seed
+from ..cli_support import EnvironmentFailure, UsageError, command, count, seed
+
+DEFAULT_SLICE = 1_000_000
 
 
 def add_bench(sub) -> None:
@@ -19,8 +21,9 @@ def add_bench(sub) -> None:
         example="ratelab bench --requests 1000000 --keys 10000 --json")
     p.add_argument("--requests", type=count, default=10_000_000, help="requests in the trace")
     p.add_argument("--keys", type=count, default=100_000, help="keys (clients) in the trace")
-    p.add_argument("--slice", type=count, default=1_000_000,
-                   help="requests given to the reference engine and to limits")
+    p.add_argument("--slice", type=count, default=None,
+                   help=f"requests given to the reference engine and to limits (default: "
+                        f"{DEFAULT_SLICE:,}; not with both --no-reference and --no-limits)")
     p.add_argument("--seed", type=seed, default=0, help="seed of the trace")
     p.add_argument("--repeat", type=count, default=3, help="compiled runs per algorithm (best)")
     p.add_argument("--no-reference", action="store_true", help="skip the reference engine")
@@ -30,6 +33,10 @@ def add_bench(sub) -> None:
 def run_bench(args):
     from ..bench import run
 
+    if args.slice is not None and args.no_reference and args.no_limits:
+        raise UsageError("--slice", "does nothing with both --no-reference and --no-limits "
+                                    "(the slice is what they run on)")
+
     if not args.no_limits:
         try:
             import limits  # noqa: F401
@@ -38,7 +45,7 @@ def run_bench(args):
                                      "pip install 'ratelab[bench]', or pass --no-limits"
                                      ) from None
     log = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
-    figures = run(args.requests, args.keys, args.slice, args.seed, args.repeat,
+    figures = run(args.requests, args.keys, args.slice or DEFAULT_SLICE, args.seed, args.repeat,
                   with_reference=not args.no_reference, with_limits=not args.no_limits,
                   log=log)
     differ = [r["algorithm"] for r in figures["results"] if r["same"] is False]
