@@ -27,7 +27,6 @@ and after. Peak memory is the process's peak resident set size (``resource.getru
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import sys
@@ -198,7 +197,7 @@ def run(n_requests: int, n_keys: int, slice_n: int, seed: int, repeat: int,
     return {
         "requests": len(trace), "keys": trace.n_keys, "duration_s": trace.duration,
         "slice": len(part), "seed": seed, "repeat": repeat,
-        "limit": f"{LIMIT} per {WINDOW_S:g} s",
+        "limit": LIMIT, "window_s": WINDOW_S,
         "results": [r.as_dict() for r in rows],
         "peak_rss_mb_after_compiled": rss_compiled,
         "peak_rss_mb": peak_rss_mb(),
@@ -216,7 +215,8 @@ def table(figures: dict) -> str:
 
     lines = [
         f"{figures['requests']:,} requests, {figures['keys']:,} keys, "
-        f"{figures['duration_s']:,.0f} s; limit {figures['limit']}; reference and limits on "
+        f"{figures['duration_s']:,.0f} s; limit {figures['limit']} per "
+        f"{figures['window_s']:g} s; reference and limits on "
         f"the first {figures['slice']:,} requests; decisions per CPU second",
         "",
         f"{'algorithm':24} {'compiled M/s':>12} {'reference k/s':>13} {'x ref':>7} "
@@ -237,42 +237,3 @@ def table(figures: dict) -> str:
         f"after, {figures['cpus']} CPUs",
     ]
     return "\n".join(lines)
-
-
-# ---------------------------------------------------------------- the command
-
-
-def add_bench(sub) -> None:
-    p = sub.add_parser("bench", help="decisions per second: compiled replay, reference, limits")
-    p.add_argument("--requests", type=int, default=10_000_000, help="requests in the trace")
-    p.add_argument("--keys", type=int, default=100_000, help="keys (clients) in the trace")
-    p.add_argument("--slice", type=int, default=1_000_000,
-                   help="requests given to the reference and to limits")
-    p.add_argument("--seed", type=int, default=0, help="seed of the trace")
-    p.add_argument("--repeat", type=int, default=3, help="compiled runs per algorithm (best)")
-    p.add_argument("--no-reference", action="store_true", help="skip the reference engine")
-    p.add_argument("--no-limits", action="store_true", help="skip the limits library")
-    p.add_argument("--json", action="store_true", help="print the figures as JSON")
-    p.set_defaults(func=run_bench)
-
-
-def run_bench(args) -> int:
-    for name in ("requests", "keys", "slice", "repeat"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name} must be at least 1, got {getattr(args, name)}")
-    if not args.no_limits:
-        try:
-            import limits  # noqa: F401
-        except ImportError:
-            raise ValueError("the limits library is not installed (pip install "
-                             "'ratelab[bench]'), or pass --no-limits") from None
-    log = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
-    figures = run(args.requests, args.keys, args.slice, args.seed, args.repeat,
-                  with_reference=not args.no_reference, with_limits=not args.no_limits,
-                  log=log)
-    if args.json:
-        print(json.dumps(figures, indent=2))
-    else:
-        print()
-        print(table(figures))
-    return 0 if all(r["same"] is not False for r in figures["results"]) else 1

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Hashable, Sequence
+from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -294,9 +294,11 @@ class StormResult:
     attempt_ok: np.ndarray
 
     def summary(self, start_s: float = 0.0, end_s: float | None = None) -> dict:
-        """Offered / accepted load (per s), retries per success, multiplier, outcome counts.
+        """Offered / accepted load (per s), retries per success, multiplier, outcomes.
 
         Counted over attempts and jobs in [start_s, end_s) (default: the whole run).
+        ``succeeded_pct`` and ``gave_up_pct`` are percentages of the jobs (``succeeded`` and
+        ``gave_up`` are the same as fractions, kept for notebook 08).
         """
         end_s = self.horizon_s if end_s is None else end_s
         span = end_s - start_s
@@ -315,6 +317,8 @@ class StormResult:
             "load_multiplier": attempts / jobs if jobs else math.nan,
             "succeeded": float(done.mean()) if jobs else math.nan,
             "gave_up": float(self.job_gave_up[j].mean()) if jobs else math.nan,
+            "succeeded_pct": 100 * float(done.mean()) if jobs else math.nan,
+            "gave_up_pct": 100 * float(self.job_gave_up[j].mean()) if jobs else math.nan,
             "p50_latency_s": float(np.median((self.job_done[j] - self.job_time[j])[done]))
             if done.any() else math.nan,
         }
@@ -415,66 +419,79 @@ def wave_height(times: np.ndarray, bin_s: float, start_s: float, end_s: float) -
     return float(counts.max() / counts.mean()) if counts.sum() else math.nan
 
 
-# ---------------------------------------------------------------- the command line
+# ---------------------------------------------------------------- a whole storm, as a record
 
-BEHAVIOURS = {
-    "immediate": lambda a: Immediate(max_attempts=a.max_attempts),
-    "fixed": lambda a: FixedDelay(delay_s=1.0, max_attempts=a.max_attempts),
-    "exponential": lambda a: ExponentialBackoff(max_attempts=a.max_attempts),
-    "jitter": lambda a: FullJitter(max_attempts=a.max_attempts),
-    "retry-after": lambda a: HonourRetryAfter(max_attempts=a.max_attempts),
-    "retry-after-jitter": lambda a: HonourRetryAfter(jitter_s=1.0, max_attempts=a.max_attempts),
-    "reset": lambda a: WaitForReset(max_attempts=a.max_attempts),
-    "pace": lambda a: PaceByRemaining(max_attempts=a.max_attempts),
+BEHAVIOURS: dict[str, Callable[[int], Behaviour]] = {
+    "immediate": lambda n: Immediate(max_attempts=n),
+    "fixed": lambda n: FixedDelay(delay_s=1.0, max_attempts=n),
+    "exponential": lambda n: ExponentialBackoff(max_attempts=n),
+    "jitter": lambda n: FullJitter(max_attempts=n),
+    "retry-after": lambda n: HonourRetryAfter(max_attempts=n),
+    "retry-after-jitter": lambda n: HonourRetryAfter(jitter_s=1.0, max_attempts=n),
+    "reset": lambda n: WaitForReset(max_attempts=n),
+    "pace": lambda n: PaceByRemaining(max_attempts=n),
+}
+"""Retry behaviours by name, each built with its `max_attempts` (``ratelab storm``)."""
+
+BEHAVIOUR_HELP = {
+    "immediate": "retry at once",
+    "fixed": "wait 1 s between attempts",
+    "exponential": "exponential backoff, no jitter",
+    "jitter": "exponential backoff with full jitter",
+    "retry-after": "wait what Retry-After says",
+    "retry-after-jitter": "Retry-After plus up to 1 s of jitter",
+    "reset": "wait for the window's reset (X-RateLimit-Reset)",
+    "pace": "pace requests by RateLimit-Remaining",
 }
 
-
-def add_storm(sub) -> None:
-    p = sub.add_parser("storm", help="simulate many retrying clients against a limited server")
-    p.add_argument("--behaviours", default="immediate,exponential,jitter,retry-after-jitter",
-                   help=f"comma-separated, from {', '.join(BEHAVIOURS)}")
-    p.add_argument("--limiter", default="token-bucket", help="a registry name (ratelab limiters)")
-    p.add_argument("--param", action="append", default=None, metavar="NAME=VALUE",
-                   help="limiter parameter (default rate=100, capacity=100)")
-    p.add_argument("--scope", default="global", choices=Server.SCOPES)
-    p.add_argument("--clients", type=int, default=100)
-    p.add_argument("--rate", type=float, default=0.6, help="jobs per second per client")
-    p.add_argument("--duration", type=float, default=40.0, help="seconds of demand")
-    p.add_argument("--surge", default="10,20,3", help="START,END,FACTOR or 'none'")
-    p.add_argument("--max-attempts", type=int, default=10)
-    p.add_argument("--rtt", type=float, default=0.05, help="round trip in seconds")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--window", default=None, help="summarise over START,END seconds only")
-    p.set_defaults(func=run_storm)
+DEFAULT_SURGE = (10.0, 20.0, 3.0)
 
 
-def run_storm(args) -> int:
-    """Print one summary row per behaviour (seeded: the same table every run)."""
-    import pandas as pd
+def retry_storm(behaviours: Sequence[str], limiter: str = "token-bucket",
+                params: dict | None = None, *, scope: str = "global", clients: int = 100,
+                job_rate_per_s: float = 0.6, duration_s: float = 40.0,
+                surge: tuple[float, float, float] | None = DEFAULT_SURGE,
+                max_attempts: int = 10, rtt_s: float = 0.05, seed: int = 1,
+                summary_interval_s: tuple[float, float] | None = None) -> dict:
+    """Many retrying clients against one limited server, once per behaviour: a record.
 
+    Jobs arrive Poisson at `job_rate_per_s` per client over `duration_s` (times `surge`'s
+    factor in [start, end)); each behaviour meets the same jobs and a fresh limiter
+    ``make(limiter, **params)``. The record has the ``scenario`` that ran and one row per
+    behaviour: demand / offered / accepted load per second, retries per success, the load
+    multiplier, ``succeeded_pct`` and ``gave_up_pct`` of the jobs, the median latency, all
+    counted over `summary_interval_s` (default: the whole run).
+    """
     from .limiters import make
 
-    params = {}
-    for item in args.param or ["rate=100", "capacity=100"]:
-        name, _, value = item.partition("=")
-        if not value:
-            raise ValueError(f"--param must be NAME=VALUE, got {item!r}")
-        params[name] = value.lower() == "true" if value.lower() in ("true", "false") else float(value)
-    surge = None if args.surge == "none" else tuple(float(x) for x in args.surge.split(","))
-    window = (0.0, args.duration) if args.window is None else \
-        tuple(float(x) for x in args.window.split(","))
-    times, clients = poisson_demand(args.clients, args.rate, args.duration,
-                                    np.random.default_rng(args.seed), surge=surge)
+    params = dict(params or {})
+    unknown = [b for b in behaviours if b not in BEHAVIOURS]
+    if unknown or not behaviours:
+        raise ValueError(f"behaviours must be among {', '.join(BEHAVIOURS)}, got {unknown!r}")
+    make(limiter, **params)  # check the limiter once, before any work
+    duration_s = positive("duration_s", duration_s)
+    start, end = (0.0, duration_s) if summary_interval_s is None else summary_interval_s
+    if not 0 <= start < end <= duration_s:
+        raise ValueError(f"summary_interval_s must satisfy 0 <= start < end <= duration_s "
+                         f"({duration_s:g}), got {(start, end)!r}")
+    times, who = poisson_demand(clients, job_rate_per_s, duration_s,
+                                np.random.default_rng(seed), surge=surge)
     rows = []
-    for name in args.behaviours.split(","):
-        if name not in BEHAVIOURS:
-            raise ValueError(f"unknown behaviour {name!r}; choose from {', '.join(BEHAVIOURS)}")
-        server = Server(make(args.limiter, **params), scope=args.scope)
-        result = simulate(BEHAVIOURS[name](args), server, times, clients,
-                          np.random.default_rng(args.seed + 1), rtt_s=args.rtt,
-                          horizon_s=args.duration)
-        rows.append(result.summary(*window))
-    with pd.option_context("display.width", 200, "display.max_columns", 20,
-                           "display.precision", 3):
-        print(pd.DataFrame(rows).set_index("behaviour"))
-    return 0
+    for name in behaviours:
+        server = Server(make(limiter, **params), scope=scope)
+        result = simulate(BEHAVIOURS[name](max_attempts), server, times, who,
+                          np.random.default_rng(seed + 1), rtt_s=rtt_s, horizon_s=duration_s)
+        row = result.summary(start, end)
+        rows.append({"behaviour": name, **{k: v for k, v in row.items()
+                                           if k not in ("behaviour", "succeeded", "gave_up")}})
+    return {
+        "scenario": {
+            "limiter": limiter, "limiter_params": params, "scope": scope, "clients": clients,
+            "job_rate_per_client_per_s": job_rate_per_s, "duration_s": duration_s,
+            "surge": None if surge is None else
+            {"start_s": surge[0], "end_s": surge[1], "factor": surge[2]},
+            "max_attempts": max_attempts, "rtt_s": rtt_s, "seed": seed,
+            "summary_interval_s": [start, end], "jobs": int(len(times)),
+        },
+        "behaviours": rows,
+    }

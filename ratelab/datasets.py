@@ -281,45 +281,17 @@ def fetch(name: str | Dataset, dest: Path | str | None = None, *, timeout_s: flo
     return target
 
 
-# ---------------------------------------------------------------- the command line
+# ---------------------------------------------------------------- the catalogue, as a record
 
 
-def add_cli(sub) -> None:
-    """``ratelab datasets list | path NAME | verify NAME | fetch NAME``."""
-    p = sub.add_parser("datasets", help="the recorded traces: list, locate, verify, fetch")
-    cmds = p.add_subparsers(dest="datasets_command", metavar="ACTION", required=True)
-    cmds.add_parser("list", help="every dataset, its counts, and whether it is here")
-    for action, text in [("path", "print the file's path"),
-                         ("verify", "check the file's sha256"),
-                         ("fetch", "download from the public source and verify")]:
-        c = cmds.add_parser(action, help=text)
-        c.add_argument("name", choices=NAMES, metavar="NAME", help=", ".join(NAMES))
-        if action == "fetch":
-            c.add_argument("--dest", type=Path, default=None,
-                           help=f"folder to save in (default: ${ENV}, else data/)")
-            c.add_argument("--timeout", type=float, default=10.0, help="seconds (network)")
-            c.add_argument("--force", action="store_true", help="download even if present")
-    p.set_defaults(func=run_cli)
-
-
-def run_cli(args) -> int:
-    import sys
-
-    try:
-        if args.datasets_command == "list":
-            print(f"{'name':25} {'requests':>9} {'clients':>8}  file")
-            for d in DATASETS.values():
-                found = find(d)
-                where = str(found) if found else f"missing ({d.file})"
-                print(f"{d.name:25} {d.requests:>9,} {d.clients:>8,}  {where}")
-                print(f"{'':25} {d.description}")
-        elif args.datasets_command == "path":
-            print(path(args.name))
-        elif args.datasets_command == "verify":
-            print(f"{verify(args.name)}: sha256 {get(args.name).sha256} ok")
-        elif args.datasets_command == "fetch":
-            print(fetch(args.name, args.dest, timeout_s=args.timeout, force=args.force))
-    except (FileNotFoundError, ConnectionError, PermissionError) as e:
-        print(f"ratelab: error: {e}", file=sys.stderr)
-        return 1
-    return 0
+def catalogue() -> dict:
+    """Every dataset as a record (``ratelab datasets list``): name, counts, format, source,
+    and where its file is (``path`` None and ``present`` false when it is not here)."""
+    rows = []
+    for d in DATASETS.values():
+        found = find(d)
+        rows.append({"name": d.name, "requests": d.requests, "clients": d.clients,
+                     "format": d.format, "file": d.file, "present": found is not None,
+                     "path": None if found is None else str(found),
+                     "description": d.description, "source": d.source})
+    return {"search_dirs": [str(p) for p in search_dirs()], "datasets": rows}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,24 +65,14 @@ def readme_with_index(readme: str, index: str) -> str:
     return readme[: start + len(BEGIN)] + "\n" + index + "\n" + readme[end:]
 
 
-def add_index(sub) -> None:
-    p = sub.add_parser("index", help="write the notebook index into README.md (from titles)")
-    p.add_argument("--check", action="store_true",
-                   help="only say whether README.md is up to date (exit 1 if not)")
-    p.set_defaults(func=run_index)
-
-
-def run_index(args) -> int:
-    """Write (or, with --check, verify) the README's notebook index."""
+def update_readme(check: bool = False) -> dict:
+    """Write the README's notebook index (or, if `check`, only compare it): a record with
+    ``readme``, ``notebooks`` (how many), ``up_to_date`` (before writing) and ``written``."""
     old = README.read_text(encoding="utf-8")
-    new = readme_with_index(old, index_markdown(notebooks()))
-    if args.check:
-        if new != old:
-            print("README.md's notebook index is stale: run `ratelab index`", file=sys.stderr)
-            return 1
-        print("README.md's notebook index is up to date")
-        return 0
-    if new != old:
+    entries = notebooks()
+    new = readme_with_index(old, index_markdown(entries))
+    write = new != old and not check
+    if write:
         README.write_text(new, encoding="utf-8")
-    print(f"README.md: {len(notebooks())} notebooks indexed")
-    return 0
+    return {"readme": str(README), "notebooks": len(entries), "up_to_date": new == old,
+            "written": write}

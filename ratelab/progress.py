@@ -21,17 +21,35 @@ DELAY_S = 1.0
 """Seconds of work before a bar is shown at all."""
 
 
+def _clamped(tqdm_class):
+    """A subclass of `tqdm_class` whose count never passes its total.
+
+    A total is often an estimate (a population's requests are drawn at random around the
+    number asked for; a file's size is compressed bytes): past it, tqdm shows a count above
+    100% and drops the percentage. Here the bar stops at its total instead.
+    """
+    class Clamped(tqdm_class):
+        def update(self, n=1):
+            if self.total is not None and n > 0:
+                n = min(n, max(0, self.total - self.n))
+            return super().update(n)
+
+    Clamped.__name__ = f"Clamped{tqdm_class.__name__}"
+    return Clamped
+
+
 def bar(total: float | None = None, *, desc: str | None = None, unit: str = "it",
         unit_scale: bool = False, progress: bool = True, delay_s: float | None = None):
     """A tqdm bar (tqdm.auto) shown only after `delay_s` seconds (default DELAY_S); a silent
     one if not `progress`.
 
-    Use it as a context manager and call ``update(n)``; `total` may be None when unknown.
+    Use it as a context manager and call ``update(n)``; `total` may be None when unknown. The
+    count never passes `total` (updates beyond it are dropped), so the bar never overshoots.
     """
     from tqdm.auto import tqdm
 
     delay = DELAY_S if delay_s is None else delay_s
-    return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit_scale,
+    return _clamped(tqdm)(total=total, desc=desc, unit=unit, unit_scale=unit_scale,
                 disable=not progress, delay=delay, leave=False, dynamic_ncols=True)
 
 

@@ -167,27 +167,23 @@ def saturated_bucket_arrivals(capacity: int, rate_per_s: float, duration_s: floa
     return np.concatenate([np.zeros(capacity), steady])
 
 
-def add_burst(sub) -> None:
-    p = sub.add_parser("burst", help="can a service swallow a token-bucket burst?")
-    p.add_argument("--burst", type=int, default=300, help="the bucket's capacity")
-    p.add_argument("--rate", type=float, default=50.0, help="the bucket's refill, per second")
-    p.add_argument("--service", type=float, default=100.0, help="service rate, per second")
-    p.add_argument("--max-wait", type=float, default=math.inf, help="callers' timeout, seconds")
-    p.add_argument("--queue-limit", type=float, default=math.inf, help="queue length limit")
-    p.set_defaults(func=run_burst)
+def burst_report(burst: int, rate_per_s: float, service_per_s: float, *,
+                 max_wait_s: float = math.inf, queue_limit: float = math.inf) -> dict:
+    """:func:`burst_verdict` and :func:`largest_burst` as one record (``ratelab burst``).
 
-
-def run_burst(args) -> int:
-    """Print the verdict, and the largest burst that fits the same limits."""
-    v = burst_verdict(args.burst, args.rate, args.service, max_wait_s=args.max_wait,
-                      queue_limit=args.queue_limit)
-    print(f"burst {args.burst} then {args.rate:g}/s into {args.service:g}/s: "
-          f"{'swallowed' if v.swallowed else 'NOT swallowed'}")
-    print(f"  peak queue {v.peak_queue}, worst wait {v.worst_wait_s:.3f} s, "
-          f"drained after {v.drain_s:.3f} s, utilisation {v.utilisation:.3f}")
-    if v.reason:
-        print(f"  why: {v.reason}")
-    fits = largest_burst(args.rate, args.service, max_wait_s=args.max_wait,
-                         queue_limit=args.queue_limit)
-    print(f"  largest burst that fits: {fits if math.isfinite(fits) else 'any'}")
-    return 0
+    Keys: the inputs (``burst``, ``rate_per_s``, ``service_per_s``, ``max_wait_s``,
+    ``queue_limit``; None for no bound), the verdict's fields (``swallowed``,
+    ``peak_queue``, ``worst_wait_s``, ``drain_s``: None when the queue never drains,
+    ``utilisation``, ``reason``) and ``largest_burst`` (None when any burst fits).
+    """
+    v = burst_verdict(burst, rate_per_s, service_per_s, max_wait_s=max_wait_s,
+                      queue_limit=queue_limit)
+    fits = largest_burst(rate_per_s, service_per_s, max_wait_s=max_wait_s,
+                         queue_limit=queue_limit)
+    bound = lambda x: None if math.isinf(x) else x  # noqa: E731
+    return {"burst": int(burst), "rate_per_s": float(rate_per_s),
+            "service_per_s": float(service_per_s), "max_wait_s": bound(float(max_wait_s)),
+            "queue_limit": bound(float(queue_limit)), "swallowed": v.swallowed,
+            "peak_queue": v.peak_queue, "worst_wait_s": v.worst_wait_s,
+            "drain_s": bound(v.drain_s), "utilisation": v.utilisation, "reason": v.reason,
+            "largest_burst": bound(fits)}

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import ipywidgets as W
 
 from .limiters import NAMES, REGISTRY, Limiter, make
+from .limiters.base import positive, whole
 from .plot import COLORS
 
 # ---------------------------------------------------------------- clocks
@@ -297,8 +298,10 @@ class LiveLimiter:
         """Frames per second of ``step`` + redraw with the gentle stream on (a benchmark).
 
         Runs on a copy of this panel's settings so the panel itself is untouched; times with
-        `clock` (default: the real monotonic clock).
+        `clock` (default: the real monotonic clock). `frames` must be a whole number >= 1 and
+        `dt` a positive number of seconds (ValueError naming them otherwise).
         """
+        frames, dt = whole("frames", frames), positive("dt", dt)
         clock = clock or MonotonicClock()
         probe = LiveLimiter(self.algorithm, clock=ManualClock(), span_s=self.span_s,
                             **self.limiter.params)
@@ -604,16 +607,13 @@ def _fmt(v: Any) -> str:
 # ---------------------------------------------------------------- ratelab fps
 
 
-def add_fps(sub) -> None:
-    p = sub.add_parser("fps", help="measure the live limiter's redraw rate (frames per second)")
-    p.add_argument("--frames", type=int, default=200, help="frames to draw per algorithm")
-    p.add_argument("--dt", type=float, default=0.05, help="virtual seconds per frame")
-    p.set_defaults(func=run_fps)
+def measure_all_fps(frames: int = 200, dt: float = 0.05) -> dict:
+    """Per registry algorithm, the frames per second of step + redraw: a record.
 
-
-def run_fps(args) -> int:
-    """Print, per registry algorithm, the frames per second of step + redraw."""
-    for name in NAMES:
-        fps = LiveLimiter(name).measure_fps(frames=args.frames, dt=args.dt)
-        print(f"{name:24} {fps:8.0f} frames/s")
-    return 0
+    Keys: ``frames``, ``dt_s`` and ``results``, one ``{"algorithm", "frames_per_s"}`` per
+    algorithm (``ratelab fps``; real time, so the figures vary run to run).
+    """
+    frames, dt = whole("frames", frames), positive("dt", dt)
+    return {"frames": frames, "dt_s": dt, "results": [
+        {"algorithm": name, "frames_per_s": LiveLimiter(name).measure_fps(frames=frames, dt=dt)}
+        for name in NAMES]}

@@ -60,4 +60,4 @@ def test_bench_table_and_bad_options(capsys):
     assert "compiled M/s" in out and "peak RSS" in out
     assert out.count("\n") > len(bench.ALGORITHMS)
     assert main(["bench", "--requests", "0"]) == 2
-    assert "--requests must be at least 1" in capsys.readouterr().err
+    assert "--requests: must be a whole number >= 1" in capsys.readouterr().err

@@ -9,13 +9,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 import time
 from dataclasses import fields
 
+from ..cli_support import (EnvironmentFailure, UsageError, choices_help, command, count, flags,
+                           non_negative_number, non_negative_seconds, positive, quantile,
+                           seconds, seed, share, show)
 from ..traces.population import Population
+
+FORMATS = ("auto", "clf", "epa", "nasa-tsv")
 
 DEFAULT_QUANTILES = (0.9, 0.99, 0.999)
 SYNTHETIC_LIMIT = 100.0
@@ -42,57 +46,125 @@ POPULATION_HELP = {
 }
 
 
+POPULATION_TYPES = {
+    "sources": count, "requests": count, "chunk_requests": count, "seed": seed,
+    "human": share, "app": share, "bot": share, "abuser": share, "bot_aligned": share,
+    "human_duty": share, "volume_sigma": non_negative_number(), "bot_jitter_s":
+    non_negative_seconds, "abuser_volume": positive, "page_requests": positive,
+}
+"""Each population option's type (a field ending in _s is a positive number of seconds)."""
+
+MIN_WINDOW_S = 1e-6
+"""The shortest --window taken: a microsecond (a shorter one is below the resolution of any
+log's timestamps, and its reciprocal overflows the arithmetic)."""
+
+
+def window_s(text: str) -> float:
+    """A type: a window in seconds, at least MIN_WINDOW_S."""
+    x = seconds(text)
+    if x < MIN_WINDOW_S:
+        raise argparse.ArgumentTypeError(
+            f"must be at least {MIN_WINDOW_S:g} s (a microsecond), got {text!r}")
+    return x
+
+
+window_s.unit = "s"
+
+
 def add(sub) -> None:
     """Add the ``error-analysis`` subcommand."""
-    p = sub.add_parser(
-        "error-analysis",
+    p = command(
+        sub, "error-analysis", run=run, render=None,
         help="compare the sliding window counter with the exact log (Cloudflare-style table)",
         description="Compare the sliding window counter with the exact sliding log on the "
-                    "same requests, per source, in estimate mode (every request counts), "
-                    "admission mode (rejected requests do not count) or both.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                    "same requests, per source, and print the Cloudflare-style table: "
+                    "wrong decisions, false allows and rejects, the estimate's relative "
+                    "error, false negatives and positives.\n\n"
+                    "modes:\n"
+                    "  estimate   every request counts; the counter's estimate against the "
+                    "exact\n             trailing count, as a monitoring system sees it\n"
+                    "  admission  rejected requests do not count; the exact log and the "
+                    "counter\n             each decide, and their decisions are compared\n"
+                    "  both       the two, side by side",
+        example="ratelab error-analysis --synthetic --sources 2700 --requests 4000000 "
+                "--limit 100 --window 60\n"
+                "ratelab error-analysis --dataset epa-http --window 60 --json\n"
+                "ratelab error-analysis --trace access.log.gz --format clf --limit 300")
+    p.add_argument("--json", action="store_true",
+                   help="print the record as JSON instead of tables (keys: see the README's "
+                        "CLI reference)")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--synthetic", action="store_true",
                       help="a generated population, streamed in chunks of sources")
     what.add_argument("--trace", metavar="FILE", help="an HTTP log (gzip or plain)")
-    what.add_argument("--dataset", metavar="NAME", help="a recorded trace of the registry")
-    p.add_argument("--format", choices=("auto", "clf", "epa", "nasa-tsv"), default="auto",
-                   help="log format of --trace")
-    p.add_argument("--limit", type=float, default=None,
-                   help="requests allowed per window per source (synthetic default 100; for "
-                        "a trace, default: the --quantiles of per-source peak counts)")
-    p.add_argument("--window", type=float, default=60.0, help="window length in seconds")
-    p.add_argument("--mode", choices=("estimate", "admission", "both"), default="both")
-    p.add_argument("--quantiles", type=float, nargs="+", default=list(DEFAULT_QUANTILES),
+    what.add_argument("--dataset", metavar="NAME", choices=_dataset_names(),
+                      help="a recorded trace: " + ", ".join(_dataset_names()))
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help=choices_help("log format of --trace (default: auto)", {
+                       "auto": "guess from the first lines", "clf": "Common Log Format",
+                       "epa": "the EPA-HTTP log's format", "nasa-tsv": "the NASA TSV dump"}))
+    p.add_argument("--limit", type=positive, default=None,
+                   help="requests allowed per window per source (default: 100 with "
+                        "--synthetic; for a trace, limits at the --quantiles of the "
+                        "per-source peak counts)")
+    p.add_argument("--window", type=window_s, default=60.0,
+                   help="the limiter's window: its length")
+    p.add_argument("--mode", choices=("estimate", "admission", "both"), default="both",
+                   help="estimate, admission or both (see modes above)")
+    p.add_argument("--quantiles", type=quantile, nargs="+", default=None,
                    help="for a trace without --limit: limits at these quantiles of the "
-                        "per-source peak count in a window")
-    p.add_argument("--workers", type=int, default=None,
+                        "per-source peak count in a window (default: "
+                        + " ".join(f"{q:g}" for q in DEFAULT_QUANTILES) + ")")
+    p.add_argument("--workers", type=count, default=None,
                    help="processes for --synthetic (default: every core)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     g = p.add_argument_group("population (with --synthetic; see ratelab.traces.population)")
     defaults = Population()
     for f in fields(Population):
-        kind = int if isinstance(getattr(defaults, f.name), int) else float
+        default = getattr(defaults, f.name)
+        kind = POPULATION_TYPES.get(f.name, seconds if f.name.endswith("_s") else positive)
+        unit = getattr(kind, "unit", "")
         g.add_argument(f"--{f.name.replace('_', '-')}", dest=f"pop_{f.name}", type=kind,
-                       default=getattr(defaults, f.name), metavar=kind.__name__.upper(),
-                       help=POPULATION_HELP.get(f.name, ""))
-    p.set_defaults(func=run)
+                       default=argparse.SUPPRESS, metavar=type(default).__name__.upper(),
+                       help=f"{POPULATION_HELP.get(f.name, f.name)} (default: "
+                            f"{show(default)}{' ' + unit if unit else ''})")
 
 
-def run(args) -> int:
-    """Run the analysis the arguments describe and print the table(s) or JSON."""
-    if args.synthetic:
-        out = _synthetic(args)
-    else:
-        out = _recorded(args)
+def _dataset_names() -> tuple[str, ...]:
+    from ..datasets import NAMES
+
+    return NAMES
+
+
+def run(args) -> dict:
+    """Run the analysis the arguments describe; print the table(s), or return the record."""
+    given = [f"--{f.name.replace('_', '-')}" for f in fields(Population)
+             if hasattr(args, f"pop_{f.name}")]
+    if not args.synthetic:
+        for flag, value in [(given[0] if given else None, given),
+                            ("--workers", args.workers)]:
+            if value:
+                raise UsageError(flag, "applies to --synthetic only")
+    if args.format is not None and not args.trace:
+        raise UsageError("--format", "applies to --trace only (a dataset knows its format)")
+    if args.quantiles is not None and (args.synthetic or args.limit is not None):
+        raise UsageError("--quantiles", "applies to a trace without --limit only")
+    args.format = args.format or "auto"
+    if args.quantiles is None:
+        args.quantiles = list(DEFAULT_QUANTILES)
+    defaults = Population()
+    for f in fields(Population):
+        if not hasattr(args, f"pop_{f.name}"):
+            setattr(args, f"pop_{f.name}", getattr(defaults, f.name))
+    with flags(limit="--limit", window="--window", workers="--workers",
+               **{f.name: f"--{f.name.replace('_', '-')}" for f in fields(Population)}):
+        out = _synthetic(args) if args.synthetic else _recorded(args)
     if args.json:
-        out = {"command": command(args), **out}
-        print(json.dumps(out, indent=2))
-    return 0
+        return {"command": reproduce(args), **out}
+    return None
 
 
-def command(args) -> str:
+def reproduce(args) -> str:
     """The command line that reproduces this analysis (defaults left out)."""
     words = ["ratelab", "error-analysis"]
     if args.synthetic:
@@ -157,11 +229,14 @@ def _workers() -> int:
 
 
 def _load(args):
-    """The trace to analyse; a missing file is a ValueError (reported without a traceback)."""
+    """The trace to analyse; a missing file is an environment failure naming the option."""
     try:
         return _read(args)
     except FileNotFoundError as e:
-        raise ValueError(f"{'--dataset' if args.dataset else '--trace'}: {e}") from None
+        flag = "--dataset" if args.dataset else "--trace"
+        if e.filename is None:  # the message says what to do
+            raise EnvironmentFailure(f"{flag}: {e}") from None
+        raise EnvironmentFailure(f"{flag}: no such file {e.filename}", "check the path") from None
 
 
 def _read(args):
@@ -180,9 +255,6 @@ def _recorded(args) -> dict:
     from .error import format_table, tally, thresholds
 
     trace, name = _load(args)
-    for q in args.quantiles:
-        if not 0 < q < 1:
-            raise ValueError(f"quantiles must lie in (0, 1), got {q!r}")
     if args.limit is not None:
         limits = {None: args.limit}
     else:

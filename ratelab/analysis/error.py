@@ -38,6 +38,29 @@ from . import kernels
 MODES = ("estimate", "admission")
 PERCENTILES = (50.0, 99.0, 99.9)
 
+KEYS = {
+    "requests": "requests",
+    "sources": "sources",
+    "wrong decisions (%)": "wrong_decisions_pct",
+    "false allows (%)": "false_allows_pct",
+    "false rejects (%)": "false_rejects_pct",
+    "false allows": "false_allows",
+    "false rejects": "false_rejects",
+    "rejected by the exact log (%)": "rejected_by_exact_log_pct",
+    "rejected by the counter (%)": "rejected_by_counter_pct",
+    "mean |estimate - real| / real (%)": "mean_relative_error_pct",
+    **{f"p{q:g} |estimate - real| / real (%)": f"p{q:g}_relative_error_pct".replace(".", "_")
+       for q in PERCENTILES},
+    "max |estimate - real| / real (%)": "max_relative_error_pct",
+    "sources over the threshold": "sources_over_threshold",
+    "sources limited by the counter": "sources_limited",
+    "over the threshold, never limited (false negatives)": "false_negatives",
+    "false negatives: most above the threshold (%)": "worst_false_negative_over_pct",
+    "limited, never over the threshold (false positives)": "false_positives",
+}
+"""The table's row labels (as people read them) -> the record's snake_case keys (as JSON and
+code read them): ``ErrorTally.summary`` uses the labels, ``ErrorTally.record`` the keys."""
+
 
 def check_mode(mode: str) -> tuple[str, ...]:
     """The modes that `mode` names: "estimate", "admission" or "both"."""
@@ -163,6 +186,11 @@ class ErrorTally:
             "limited, never over the threshold (false positives)": t.false_positives,
         }
 
+    def record(self, mode: str) -> dict:
+        """The figures of `mode` with snake_case keys (:data:`KEYS`), plain numbers, NaN as
+        None: what ``ratelab error-analysis --json`` prints."""
+        return _plain({KEYS[k]: v for k, v in self.summary(mode).items()})
+
     def headline(self) -> dict:
         """The figures Cloudflare quoted, on one line: sources over the threshold, % wrong per
         mode, false negatives (and how far over the worst ran) and false positives — the last
@@ -177,17 +205,18 @@ class ErrorTally:
         return out
 
     def table(self) -> "pd.DataFrame":  # noqa: F821
-        """The Cloudflare-style table: one row per figure, one column per mode."""
+        """The Cloudflare-style table: one row per figure, one column per mode (float64: counts
+        are whole numbers; :func:`format_table` shows them so)."""
         import pandas as pd
 
-        df = pd.DataFrame({m: pd.Series(self.summary(m), dtype=object) for m in self.modes})
+        df = pd.DataFrame({m: pd.Series(self.summary(m), dtype=float) for m in self.modes})
         df.index.name = f"limit {self.limit:g} per {self.window:g} s"
         return df
 
     def to_dict(self) -> dict:
-        """Parameters and every mode's figures, for JSON."""
+        """Parameters and every mode's figures (snake_case keys, see :data:`KEYS`), for JSON."""
         return {"limit": self.limit, "window_s": self.window,
-                "modes": {m: _plain(self.summary(m)) for m in self.modes}}
+                "modes": {m: self.record(m) for m in self.modes}}
 
 
 def groups_table(groups: dict, names=None) -> "pd.DataFrame":  # noqa: F821
@@ -215,12 +244,18 @@ def groups_table(groups: dict, names=None) -> "pd.DataFrame":  # noqa: F821
 
 
 def format_table(df) -> str:
-    """The table as text: whole numbers with thousands separators, others to 4 figures."""
-    def cell(v):
+    """The table as text: counts (rows not in %) with thousands separators, others to 4
+    figures."""
+    def cell(v, label):
         if isinstance(v, (int, np.integer)):
             return f"{int(v):,}"
-        return "nan" if not np.isfinite(v) else f"{float(v):.4g}"
-    return df.map(cell).to_string()
+        v = float(v)
+        if not np.isfinite(v):
+            return "nan"
+        if not str(label).endswith("(%)") and v == int(v):
+            return f"{int(v):,}"
+        return f"{v:.4g}"
+    return df.apply(lambda row: row.map(lambda v: cell(v, row.name)), axis=1).to_string()
 
 
 def _plain(d: dict) -> dict:

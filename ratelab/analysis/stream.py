@@ -82,7 +82,7 @@ def _add_groups(total: dict, part: dict) -> dict:
 
 
 def _run(pop, limit, window, mode, workers, progress, work, total):
-    from tqdm.auto import tqdm
+    from ..progress import bar as progress_bar
 
     limit, window = positive("limit", limit), positive("window", window)
     modes = check_mode(mode)
@@ -91,8 +91,9 @@ def _run(pop, limit, window, mode, workers, progress, work, total):
         raise ValueError(f"workers must be >= 1, got {workers!r}")
     n_chunks = pop.n_chunks
     results: dict = {}
-    with tqdm(total=pop.requests, unit="req", unit_scale=True, desc="error analysis",
-              disable=not progress, leave=False, dynamic_ncols=True) as bar:
+    # the total is the requests asked for; the drawn ones differ a little: the bar stops at it
+    with progress_bar(pop.requests, desc="error analysis", unit="req", unit_scale=True,
+                      progress=progress, delay_s=0) as bar:
         if workers == 1 or n_chunks == 1:
             _setup(pop, limit, window, modes)
             for i in range(n_chunks):

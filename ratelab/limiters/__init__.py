@@ -18,6 +18,7 @@ from .gcra import GCRA
 from .leaky_bucket import LeakyBucket
 from .multi import MultiDecision, MultiKeyLimiter
 from .nginx import NginxLimitReq
+from .params import registry_doc
 from .sliding_counter import SlidingWindowCounter
 from .sliding_log import SlidingWindowLog
 from .token_bucket import BucketState, TokenBucket, take
@@ -31,7 +32,13 @@ NAMES: tuple[str, ...] = tuple(REGISTRY)
 
 
 def make(name: str, **params) -> Limiter:
-    """A new limiter of the registry algorithm `name`, built with `params`."""
+    """A new limiter of the registry algorithm `name`, built with `params`.
+
+    A name that is not in the registry, or a missing or unknown parameter, is a ValueError
+    naming it; each class checks its values (rate > 0 ...). The names, their parameters
+    (plain type and unit; defaults after =) and an example of each follow, read from the
+    classes' signatures (``ratelab limiters`` prints the same list).
+    """
     try:
         cls = REGISTRY[name]
     except KeyError:
@@ -41,6 +48,8 @@ def make(name: str, **params) -> Limiter:
     except TypeError as e:  # a missing or unknown parameter
         raise ValueError(f"{name}: {e}") from None
 
+
+make.__doc__ += "\n" + registry_doc() + "\n"
 
 __all__ = ["Decision", "Limiter", "make", "NAMES", "REGISTRY", "TokenBucket", "BucketState",
            "take", "LeakyBucket", "FixedWindow", "SlidingWindowLog", "SlidingWindowCounter",

@@ -45,7 +45,32 @@ class WindowState:
 
 
 class FixedWindow(WindowLimiter):
-    """Keyed fixed-window counter: at most `limit` per calendar window of `window` seconds."""
+    """Keyed fixed-window counter: at most `limit` per calendar window of `window` seconds.
+
+    Parameters:
+        limit           requests (cost units) allowed per window; finite, > 0.
+        window          the window's length, seconds; finite, > 0. Windows are aligned to the
+                        calendar: [kW, (k+1)W), the same for every key.
+        count_rejected  False (default): refused requests are not counted. True: they are,
+                        as a Redis INCR-first counter counts them.
+
+    A request passes when the window's count including it is within `limit`.
+
+    Edge cases: `limit` at the end of one window and `limit` more at the start of the next
+    pass together — up to 2 x limit in a trailing window of length W. A cost above `limit`
+    is a ValueError, as is a time earlier than the key's last. ``retry_after`` of a refused
+    request is the time to the next window's start.
+
+    Example: two per 10 s; the third waits for the next window.
+
+        >>> counter = FixedWindow(limit=2, window=10)
+        >>> [counter.allow("a", now=t).allowed for t in (1, 2, 3)]
+        [True, True, False]
+        >>> counter.peek("a", now=3).retry_after
+        7.0
+        >>> counter.allow("a", now=10).allowed
+        True
+    """
 
     name = "fixed-window"
 

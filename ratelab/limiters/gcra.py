@@ -26,6 +26,25 @@ def to_ns(now: float) -> int:
 class GCRA(Limiter):
     """Keyed GCRA: `rate` per second on average, `burst` more at once (burst + 1 in all).
 
+    Parameters:
+        rate   requests per second on average (one every 1/rate seconds); finite, > 0.
+        burst  requests allowed beyond the one on schedule (whole number >= 0): an idle key
+               takes burst + 1 at once. burst=0 spaces every request 1/rate apart.
+
+    The same decisions as a token bucket of capacity burst + 1, with one integer per key.
+    Refused requests leave the key unchanged.
+
+    Edge cases: a cost above burst + 1 is a ValueError, as is a time earlier than the key's
+    last, a non-whole or negative burst, or a non-positive rate.
+
+    Example: three at once, then one a second.
+
+        >>> gcra = GCRA(rate=1, burst=2)
+        >>> [gcra.allow("a", now=0.0).allowed for _ in range(4)]
+        [True, True, True, False]
+        >>> gcra.peek("a", now=0.0).retry_after
+        1.0
+
     Kept in whole nanoseconds, as redis-cell keeps it: the period is ``1e9 / rate`` truncated
     (rate 3 -> 333,333,333 ns) and a TAT is a sum of whole periods, so a burst of burst + 1
     at one instant is exact at any rate — in float seconds, 0.1 added 20 times is not 2.0.

@@ -31,6 +31,25 @@ class MeterState:
 class LeakyBucket(Limiter):
     """Keyed leaky bucket leaking `rate` units per second from a bucket of `capacity` units.
 
+    Parameters:
+        rate      units (requests) that leak out per second; finite, > 0.
+        capacity  the bucket's size: the most water, or queued work, it holds (requests); > 0.
+        mode      "police" (default): a meter; an admitted request passes at once.
+                  "shape": a queue; an admitted request waits ``delay`` seconds, so what
+                  leaves is spaced at least 1/rate apart.
+
+    A request that would overflow the bucket is refused and changes nothing. Police admits
+    exactly what a token bucket of the same rate and capacity admits.
+
+    Edge cases: a cost above `capacity` is a ValueError (it could never fit); an unknown mode,
+    a time earlier than the key's last, a non-positive rate or capacity too.
+
+    Example: shaping a burst of four into a bucket of three.
+
+        >>> shaper = LeakyBucket(rate=2, capacity=3, mode="shape")
+        >>> [(d.allowed, d.delay) for d in [shaper.allow("a", now=0.0) for _ in range(4)]]
+        [(True, 0.0), (True, 0.5), (True, 1.0), (False, 0.0)]
+
     Both modes keep the same meter — the water level, which for the shaper is the work queued
     ahead — so both admit the same requests; the shaper also says how long each waits:
     ``level / rate``. Keeping the level (not a "next free" time that grows by cost/rate per

@@ -51,7 +51,34 @@ class Node:
 
 
 class NginxLimitReq(Limiter):
-    """limit_req with rate (per second), burst, and nodelay or delay=N."""
+    """limit_req with rate (per second), burst, and nodelay or delay=N.
+
+    Parameters:
+        rate     requests per second (nginx's ``rate=``, kept in thousandths as nginx keeps
+                 it: 30r/m is 0.5); at least 0.001.
+        burst    requests queued beyond the rate (whole number >= 0; nginx's ``burst=``).
+        nodelay  False (default): requests within the burst are delayed to the rate. True:
+                 they pass at once (``nodelay``).
+        delay    requests of the burst passed at once before delaying starts (whole number
+                 >= 0; nginx's ``delay=N``); 0 with nodelay=False is plain ``burst=``.
+
+    An idle key takes burst + 1 requests at once (some delayed, per the options above); a
+    refused request (nginx answers 503, or limit_req_status) leaves the state unchanged. The
+    Decision's ``delay`` is the seconds nginx would hold the request.
+
+    Edge cases: the rate is truncated to thousandths of a request per second, as nginx does;
+    nginx counts requests one at a time, so a cost above 1 is a ValueError, as is a time
+    earlier than the key's last.
+
+    Example: rate 1/s, burst 2, without and with nodelay.
+
+        >>> limit_req = NginxLimitReq(rate=1, burst=2)
+        >>> [(d.allowed, d.delay) for d in [limit_req.allow("a", 0.0) for _ in range(4)]]
+        [(True, 0.0), (True, 1.0), (True, 2.0), (False, 0.0)]
+        >>> fast = NginxLimitReq(rate=1, burst=2, nodelay=True)
+        >>> [(d.allowed, d.delay) for d in [fast.allow("a", 0.0) for _ in range(4)]]
+        [(True, 0.0), (True, 0.0), (True, 0.0), (False, 0.0)]
+    """
 
     name = "nginx"
 

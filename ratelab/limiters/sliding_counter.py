@@ -31,7 +31,29 @@ class CounterState:
 
 
 class SlidingWindowCounter(WindowLimiter):
-    """Keyed sliding window counter: estimate prev x (1 - elapsed/W) + cur against `limit`."""
+    """Keyed sliding window counter: estimate prev x (1 - elapsed/W) + cur against `limit`.
+
+    Parameters:
+        limit           requests (cost units) allowed per window, estimated; finite, > 0.
+        window          the window's length, seconds; finite, > 0 (calendar-aligned).
+        count_rejected  False (default): refused requests are not counted. True: they are.
+
+    Two counts per key (this window's and the previous one's); a request passes when the
+    estimate including it is within `limit`.
+
+    Edge cases: the estimate assumes the previous window's requests were spread evenly, so
+    it can admit more than `limit` in a trailing window (a burst at the end of the previous
+    window) or fewer (on traffic exactly at the limit it refuses about one request in ten).
+    A cost above `limit` is a ValueError, as is a time earlier than the key's last.
+
+    Example: eight requests in [0, 10), then at 13 s the estimate is 8 x 0.7 = 5.6.
+
+        >>> counter = SlidingWindowCounter(limit=10, window=10)
+        >>> for _ in range(8):
+        ...     _ = counter.allow("a", now=5)
+        >>> [counter.allow("a", now=13).allowed for _ in range(5)]
+        [True, True, True, True, False]
+    """
 
     name = "sliding-window-counter"
 

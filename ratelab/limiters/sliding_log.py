@@ -36,7 +36,27 @@ class LogChange:
 
 
 class SlidingWindowLog(WindowLimiter):
-    """Keyed exact sliding window: at most `limit` in any window (t - `window`, t]."""
+    """Keyed exact sliding window: at most `limit` in any window (t - `window`, t].
+
+    Parameters:
+        limit           requests (cost units) allowed in any trailing window; finite, > 0.
+        window          the trailing window's length, seconds; finite, > 0.
+        count_rejected  False (default): only admitted requests are logged. True: refused
+                        ones too (a client that keeps knocking stays out).
+
+    A request at `now` passes when the cost logged in (now - window, now], plus its own, is
+    within `limit`. Exact, at the price of one entry per logged request per key.
+
+    Edge cases: the window is half-open, so a request exactly `window` seconds old no longer
+    counts. A cost above `limit` is a ValueError, as is a time earlier than the key's last.
+    ``retry_after`` is the time until enough of the log has aged out.
+
+    Example: two per 10 s, trailing.
+
+        >>> log = SlidingWindowLog(limit=2, window=10)
+        >>> [log.allow("a", now=t).allowed for t in (1, 2, 3, 11, 12)]
+        [True, True, False, True, True]
+    """
 
     name = "sliding-window-log"
 

@@ -42,7 +42,32 @@ def take(
 
 
 class TokenBucket(Limiter):
-    """Keyed token bucket: `rate` tokens per second into a bucket of `capacity` tokens."""
+    """Keyed token bucket: `rate` tokens per second into a bucket of `capacity` tokens.
+
+    Parameters:
+        rate      tokens added per second (requests per second on average); finite, > 0.
+        capacity  the most tokens the bucket holds: the largest burst (requests); > 0.
+
+    A request of `cost` passes when the bucket holds at least `cost` tokens, and takes them;
+    a refused request takes nothing. A new key starts full, so an idle key lets `capacity`
+    requests through at once, then one every 1/rate seconds.
+
+    Edge cases: a shortfall below a billionth of a token is a tie and passes (float refill
+    from real timestamps lands a rounding step short); a cost above `capacity` can never pass
+    and is a ValueError; so is a time earlier than the key's last one, and a rate or capacity
+    that is not a positive finite number. ``retry_after`` is the wait until the tokens are
+    there; a request sent exactly then passes.
+
+    Example: three at once, then one every half second.
+
+        >>> bucket = TokenBucket(rate=2, capacity=3)
+        >>> [bucket.allow("alice", now=0.0).allowed for _ in range(4)]
+        [True, True, True, False]
+        >>> bucket.peek("alice", now=0.0).retry_after
+        0.5
+        >>> bucket.allow("alice", now=0.5).allowed
+        True
+    """
 
     name = "token-bucket"
 

@@ -139,9 +139,12 @@ class Population:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
         if self.page_requests < 1:
             raise ValueError(f"page_requests must be >= 1, got {self.page_requests!r}")
-        for name in ("volume_sigma", "bot_jitter_s", *BEHAVIOURS):
+        for name in ("volume_sigma", "bot_jitter_s"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+        for name in BEHAVIOURS:  # shares of the sources (normalised if they do not add to 1)
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be a share in [0, 1], got {getattr(self, name)!r}")
         for name in ("human_duty", "bot_aligned"):
             v = getattr(self, name)
             if not 0 <= v <= 1 or (name == "human_duty" and v == 0):

@@ -79,8 +79,8 @@ def test_trace_table_names_the_percentile(data_dir, capsys):
     assert "33,996 requests" in out
 
 
-def test_missing_trace_file_is_an_error_naming_the_option(capsys, tmp_path):
-    assert main(["error-analysis", "--trace", str(tmp_path / "none.log"), "--no-progress"]) == 2
+def test_missing_trace_file_is_an_environment_error_naming_the_option(capsys, tmp_path):
+    assert main(["error-analysis", "--trace", str(tmp_path / "none.log"), "--no-progress"]) == 1
     assert "--trace" in capsys.readouterr().err
 
 

@@ -1,0 +1,61 @@
+"""``ratelab bench``: decisions per second of the compiled replay, the reference, ``limits``."""
+
+from __future__ import annotations
+
+import sys
+
+from ..cli_support import EnvironmentFailure, UsageError, command, count, seed
+
+DEFAULT_SLICE = 1_000_000
+
+
+def add_bench(sub) -> None:
+    p = command(
+        sub, "bench", run=run_bench, render=render_bench,
+        help="decisions per second: compiled replay, reference, limits",
+        description="Build a seeded trace (key popularity 1/rank), replay it through every "
+                    "registry algorithm with the compiled engine (best of --repeat), and the "
+                    "first --slice requests with the reference engine and the limits library. "
+                    "Figures are decisions per CPU second. Exits 1 if compiled and reference "
+                    "decisions differ.",
+        example="ratelab bench --requests 1000000 --keys 10000 --json")
+    p.add_argument("--requests", type=count, default=10_000_000, help="requests in the trace")
+    p.add_argument("--keys", type=count, default=100_000, help="keys (clients) in the trace")
+    p.add_argument("--slice", type=count, default=None,
+                   help=f"requests given to the reference engine and to limits (default: "
+                        f"{DEFAULT_SLICE:,}; not with both --no-reference and --no-limits)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the trace")
+    p.add_argument("--repeat", type=count, default=3, help="compiled runs per algorithm (best)")
+    p.add_argument("--no-reference", action="store_true", help="skip the reference engine")
+    p.add_argument("--no-limits", action="store_true", help="skip the limits library")
+
+
+def run_bench(args):
+    from ..bench import run
+
+    if args.slice is not None and args.no_reference and args.no_limits:
+        raise UsageError("--slice", "does nothing with both --no-reference and --no-limits "
+                                    "(the slice is what they run on)")
+
+    if not args.no_limits:
+        try:
+            import limits  # noqa: F401
+        except ImportError:
+            raise EnvironmentFailure("the limits library is not installed",
+                                     "pip install 'ratelab[bench]', or pass --no-limits"
+                                     ) from None
+    log = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
+    figures = run(args.requests, args.keys, args.slice or DEFAULT_SLICE, args.seed, args.repeat,
+                  with_reference=not args.no_reference, with_limits=not args.no_limits,
+                  log=log)
+    differ = [r["algorithm"] for r in figures["results"] if r["same"] is False]
+    if differ:
+        print(f"ratelab bench: compiled and reference decisions differ for "
+              f"{', '.join(differ)}", file=sys.stderr)
+    return figures, 1 if differ else 0
+
+
+def render_bench(figures: dict) -> str:
+    from ..bench import table
+
+    return "\n" + table(figures)
