@@ -254,6 +254,12 @@ def add_bench(sub) -> None:
     p.add_argument("--no-limits", action="store_true", help="skip the limits library")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(func=run_bench)
+    from .traces.cli import add_bench_ingest
+
+    more = p.add_subparsers(dest="bench_command", metavar="WHAT",
+                            help="ingest: lines/s reading a gzip CLF log (without WHAT: the "
+                                 "replay benchmark above)")
+    add_bench_ingest(more)
 
 
 def run_bench(args) -> int:

@@ -27,6 +27,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.cli", "add_limiters"),
     ("ratelab.cluster.cli", "add_race"),
     ("ratelab.datasets", "add_cli"),
+    ("ratelab.traces.cli", "add_traces"),
     ("ratelab.clients", "add_storm"),
     ("ratelab.queueing", "add_burst"),
     ("ratelab.index", "add_index"),

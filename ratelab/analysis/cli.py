@@ -56,8 +56,9 @@ def add(sub) -> None:
                       help="a generated population, streamed in chunks of sources")
     what.add_argument("--trace", metavar="FILE", help="an HTTP log (gzip or plain)")
     what.add_argument("--dataset", metavar="NAME", help="a recorded trace of the registry")
-    p.add_argument("--format", choices=("auto", "clf", "epa", "nasa-tsv"), default="auto",
-                   help="log format of --trace")
+    from ..traces.cli import add_input_options
+
+    add_input_options(p, "--trace")
     p.add_argument("--limit", type=float, default=None,
                    help="requests allowed per window per source (synthetic default 100; for "
                         "a trace, default: the --quantiles of per-source peak counts)")
@@ -106,6 +107,9 @@ def command(args) -> str:
         words += ["--dataset", args.dataset]
     else:
         words += ["--trace", args.trace, "--format", args.format]
+        for name in ("time_col", "time_format", "key_col", "cost_col"):
+            if getattr(args, name) is not None:
+                words += [f"--{name.replace('_', '-')}", getattr(args, name)]
     if args.synthetic:
         words += ["--limit", _number(SYNTHETIC_LIMIT if args.limit is None else args.limit)]
     elif args.limit is not None:
@@ -161,7 +165,8 @@ def _load(args):
     try:
         return _read(args)
     except FileNotFoundError as e:
-        raise ValueError(f"{'--dataset' if args.dataset else '--trace'}: {e}") from None
+        option = "--dataset" if args.dataset else "--trace"
+        raise ValueError(str(e) if str(e).startswith(option) else f"{option}: {e}") from None
 
 
 def _read(args):
@@ -170,10 +175,9 @@ def _read(args):
 
         trace = datasets.load(args.dataset, progress=not args.no_progress, warn=False)
         return trace, args.dataset
-    from ..traces.loaders import load_log
+    from ..traces.cli import read_input
 
-    trace = load_log(args.trace, args.format, progress=not args.no_progress, warn=False)
-    return trace, args.trace
+    return read_input(args.trace, args, "--trace", progress=not args.no_progress), args.trace
 
 
 def _recorded(args) -> dict:

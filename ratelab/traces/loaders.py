@@ -333,6 +333,10 @@ def load_log(path, format: str = "auto", *, engine: str = "auto", progress: bool
         raise FileNotFoundError(f"no log file at {path}")
     if max_examples < 0:
         raise ValueError(f"max_examples must be >= 0, got {max_examples!r}")
+    unknown = set(columns) - {"time_col", "key_col", "cost_col", "time_format"}
+    if unknown:
+        raise TypeError(f"load_log() got unexpected keyword arguments {sorted(unknown)}")
+    columns = {k: v for k, v in columns.items() if v is not None}
     table = format in TABLE_FORMATS or (format == "auto" and sniff_table(path))
     if columns and not table:
         raise ValueError(f"{', '.join(sorted(columns))}: column options apply to tables "
@@ -341,7 +345,7 @@ def load_log(path, format: str = "auto", *, engine: str = "auto", progress: bool
     if table:
         fmt = format if format != "auto" else sniff_table(path)
         return load_table(path, fmt, progress=progress, warn=warn, max_examples=max_examples,
-                          **columns)
+                          detected=format == "auto", **columns)
 
     try:
         fmt = _sniff(path) if format == "auto" else format
