@@ -5,7 +5,8 @@ A table names its columns, so the caller says which hold what:
 * ``time_col`` (default "time") and ``time_format``: epoch seconds ("s"), milliseconds
   ("ms"), microseconds ("us"), nanoseconds ("ns"), ISO 8601 text ("iso"), or a strftime form
   such as ``"%d/%b/%Y:%H:%M:%S %z"`` (no zone in the text: UTC). Left as None, a timestamp
-  column is read as such, numbers as epoch seconds and text as ISO 8601;
+  column is read as such, numbers as epoch seconds, and text as epoch seconds or ISO 8601,
+  whichever reads more of its rows;
 * ``key_col`` (default "key"): one column or several, as a list or comma-separated
   (``"ip,path"``): each distinct combination is one client, named by its values joined with
   a space, numbered in order of first appearance;
@@ -164,8 +165,15 @@ def _read_jsonl(path: Path):
                     bad.append((n, line.rstrip("\r\n")))
     except GZIP_ERRORS as e:
         raise damaged(path, e, n) from None
-    table = pa.Table.from_pylist(records) if records else pa.table({})
-    return table, np.asarray(lines, dtype=np.int64), bad, n, False
+    names = list(dict.fromkeys(k for r in records for k in r))
+    columns = {}
+    for name in names:
+        values = [r.get(name) for r in records]
+        try:
+            columns[name] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed kinds ("u1" and 7): as text
+            columns[name] = pa.array([None if v is None else str(v) for v in values])
+    return pa.table(columns), np.asarray(lines, dtype=np.int64), bad, n, False
 
 
 # ---------------------------------------------------------------- columns to a trace
@@ -192,7 +200,11 @@ def _seconds(column, time_format, name: str):
             return _datetime_seconds(pd.to_datetime(values, utc=True))
         if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
             return values.to_numpy(dtype=np.float64, na_value=np.nan)
-        time_format = "iso"
+        # text: epoch seconds or ISO 8601, whichever reads more rows (a few bad ones aside)
+        numbers = pd.to_numeric(values, errors="coerce").to_numpy(np.float64, na_value=np.nan)
+        iso = _datetime_seconds(pd.to_datetime(values.astype("string"), utc=True,
+                                               errors="coerce", format="ISO8601"))
+        return numbers if np.isfinite(numbers).sum() >= np.isfinite(iso).sum() else iso
     if time_format in TIME_UNITS:
         if pd.api.types.is_bool_dtype(values):
             raise ValueError(f"time column {name!r} holds booleans, not times")
