@@ -50,7 +50,8 @@ META_KEY = b"ratelab"
 
 def sniff_table(path) -> str | None:
     """The table format of the file at `path` judged from its first bytes (Parquet, JSON
-    lines) or its name (.csv, .tsv, optionally .gz); None when it does not look like one."""
+    lines) or its name (.csv, .tsv, optionally .gz); None when it does not look like one (or
+    is the NASA-HTTP TSV, which the log loaders read)."""
     path = Path(path)
     with open(path, "rb") as f:
         head = f.read(1 << 16)
@@ -63,6 +64,11 @@ def sniff_table(path) -> str | None:
             head = head[:0]  # too little to judge: the loader reports the damage
     if head.lstrip()[:1] == b"{":
         return "jsonl"
+    from .loaders import NASA_TSV_HEADER
+
+    if head.split(b"\n", 1)[0].rstrip(b"\r").split(b"\t")[:7] == \
+            [h.encode() for h in NASA_TSV_HEADER]:
+        return None  # the NASA-HTTP TSV: a log format of its own
     suffixes = [s for s in path.suffixes if s != ".gz"]
     if suffixes and suffixes[-1] in (".csv", ".tsv"):
         return suffixes[-1][1:]
