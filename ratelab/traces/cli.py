@@ -2,7 +2,8 @@
 a log or a table (``--format``, ``--time-col`` …), shared by every command that reads one.
 
     ratelab traces convert access.log.gz access.parquet
-    ratelab traces convert events.csv events.parquet --time-col ts --time-format ms --key-col ip,path
+    ratelab traces convert events.csv events.parquet --time-col ts --time-format ms \\
+        --key-col ip,path
     ratelab bench ingest --lines 2000000 --json
 """
 

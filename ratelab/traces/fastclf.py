@@ -1,17 +1,19 @@
-"""The fast Common Log Format reader: a compiled scan over decompressed bytes, Arrow for keys.
+"""The fast Common Log Format reader: a compiled scan over decompressed bytes.
 
 It gives the same trace and the same report as the reference reader in
 :mod:`ratelab.traces.loaders` (line by line, a regular expression per line) — a test holds the
-two together on every recorded trace and on hand-made bad lines — at the speed of
-decompression:
+two together on every recorded trace and on hand-made bad lines — at a small multiple of
+the time decompression alone takes (``ratelab bench ingest`` measures it):
 
 1. the file is decompressed in blocks (zlib; gzip members one after another, so a
-   concatenated log reads whole);
+   concatenated log reads whole) on a thread of its own, so that on two cores inflating and
+   parsing overlap;
 2. a numba kernel splits each block into lines exactly as Python's text reader does (``\\n``,
-   ``\\r`` or ``\\r\\n``), reads a line's host and time where the line is plainly well formed,
-   and copies the host's bytes into one buffer;
-3. Arrow numbers the hosts in order of first appearance (``dictionary_encode`` per block, then
-   ``unify_dictionaries``), which a Python dict would do at a tenth of the speed.
+   ``\\r`` or ``\\r\\n``) and reads a line's host and time where the line is plainly well
+   formed;
+3. the same kernel numbers hosts in order of first appearance in an open-addressing hash
+   table whose slots hold the first 16 bytes of each name (an IPv4 host is found in one
+   memory access).
 
 A line the kernel is not sure of — anything off the plain shape: a byte outside printable
 ASCII before the request, a field it does not expect, an impossible date or zone, a blank line
@@ -304,9 +306,10 @@ def _scan(b, w, pos, final, line_no, months, space, zone_max, kind, times, keys,
     """Read the lines of b from pos until b ends, only an unfinished line is left (unless
     `final`), the output arrays are full, or the name table needs to grow.
 
-    w is b seen as uint64 words (for :func:`_eol`). Every line is one entry: kind 1 (read here: its time, its host's id in the name table)
-    or kind 0 (for the reference parser: b[slow_start:slow_end], terminator included; the
-    scan stops after such a line, so that hosts keep their order of first appearance).
+    w is b seen as uint64 words (for :func:`_eol`). Every line is one entry: kind 1 (read
+    here: its time, its host's id in the name table) or kind 0 (for the reference parser:
+    b[slow_start:slow_end], terminator included; the scan stops after such a line, so that
+    hosts keep their order of first appearance).
     Returns (next pos, entries, slow entries, last line number, names counted, name bytes
     used, the size of a name that did not fit or -1).
     """

@@ -94,14 +94,16 @@ BAD = [
 
 WELL_FORMED = {b for b in BAD if any(k in b for k in [
     "29/Feb/1996", "23:59:60", "+1400", "+0545", "200 12 x", "12\t", "12\x85",
-    "12\xa0", "404 2", "304 -", '"" 200', "Mozilla", '\\"b', "h\xe9", "[x [", "/\x00"]) or b.endswith("200 -")}
+    "12\xa0", "404 2", "304 -", '"" 200', "Mozilla", '\\"b', "h\xe9", "[x [", "/\x00"])
+    or b.endswith("200 -")}
 """The lines of BAD that the reference reads (the rest it counts as malformed)."""
 
 
 @pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
 @pytest.mark.parametrize("gz", [False, True])
 def test_hand_made_bad_lines(tmp_path, ending, gz):
-    lines = [GOOD] + [x for bad in BAD for x in (bad, GOOD.replace("199.72.81.55", f"10.0.0.{len(bad)}"))]
+    lines = [GOOD] + [x for i, bad in enumerate(BAD)
+                      for x in (bad, GOOD.replace("199.72.81.55", f"10.0.0.{i}"))]
     data = ending.join(lines).encode("latin-1")  # the last line has no terminator
     path = tmp_path / "bad.log"
     path.write_bytes(gzip.compress(data) if gz else data)

@@ -130,7 +130,8 @@ def test_json_lines_all_good_read_by_arrow(tmp_path):
 
 
 def test_parquet_any_columns_and_timestamps(tmp_path):
-    table = pa.table({"at": pa.array(np.array([T0 + 1, T0]).astype("int64").astype("datetime64[s]")),
+    at = np.array([T0 + 1, T0]).astype("int64").astype("datetime64[s]")
+    table = pa.table({"at": pa.array(at),
                       "api_key": ["k2", "k1"], "units": [3, 1]})
     path = tmp_path / "r.parquet"
     pq.write_table(table, path)
