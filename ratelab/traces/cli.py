@@ -32,7 +32,8 @@ def add_input_options(p: argparse.ArgumentParser, what: str = "the file") -> Non
                    help=f"tables: how --time-col reads: {', '.join(TIME_FORMATS)} (epoch "
                         "seconds, milliseconds, microseconds, nanoseconds; ISO 8601) or a "
                         "strftime form such as '%%d/%%b/%%Y:%%H:%%M:%%S %%z' (default: "
-                        "numbers as epoch seconds, text as ISO 8601)")
+                        "timestamps as such, numbers as epoch seconds, text as epoch seconds "
+                        "or ISO 8601, whichever reads more rows)")
     g.add_argument("--key-col", metavar="COL[,COL...]", default=None,
                    help="tables: the client column, or several joined by commas (ip,path: "
                         "one client per IP and path) (default: key)")
