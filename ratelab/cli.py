@@ -34,6 +34,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.commands.burst", "add_burst"),
     ("ratelab.commands.index", "add_index"),
     ("ratelab.commands.fps", "add_fps"),
+    ("ratelab.traces.cli", "add_traces"),
     ("ratelab.analysis.cli", "add"),
     ("ratelab.commands.bench", "add_bench"),
     ("ratelab.exercises.cli", "add_exercises"),

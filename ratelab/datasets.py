@@ -150,12 +150,20 @@ def path(name: str | Dataset) -> Path:
 
 
 def sha256_of(file: Path) -> str:
-    """The sha256 (hex) of a file's content, decompressed first when it is gzip."""
+    """The sha256 (hex) of a file's content, decompressed first when it is gzip.
+
+    A gzip file that is truncated or damaged is a ValueError naming it.
+    """
+    from .traces.loaders import GZIP_ERRORS, damaged
+
     h = hashlib.sha256()
     with open(file, "rb") as raw:
         stream = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            h.update(block)
+        try:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                h.update(block)
+        except GZIP_ERRORS as e:
+            raise damaged(file, e) from None
     return h.hexdigest()
 
 
@@ -179,7 +187,11 @@ def load(name: str | Dataset, *, progress: bool = True, check: bool = True,
     """
     d = get(name)
     file = verify(d) if check else path(d)
-    trace = load_log(file, d.format, progress=progress, warn=warn)
+    try:
+        trace = load_log(file, d.format, progress=progress, warn=warn)
+    except ValueError as e:  # damaged or empty: say which dataset, and how to get it again
+        raise ValueError(f"dataset {d.name}: {e}; `ratelab datasets fetch {d.name} --force` "
+                         "downloads it again") from None
     trace.meta["dataset"] = d.name
     return trace
 

@@ -19,7 +19,6 @@ from ..cli_support import (EnvironmentFailure, UsageError, choices_help, command
                            seconds, seed, share, show)
 from ..traces.population import Population
 
-FORMATS = ("auto", "clf", "epa", "nasa-tsv")
 
 DEFAULT_QUANTILES = (0.9, 0.99, 0.999)
 SYNTHETIC_LIMIT = 100.0
@@ -99,10 +98,9 @@ def add(sub) -> None:
     what.add_argument("--trace", metavar="FILE", help="an HTTP log (gzip or plain)")
     what.add_argument("--dataset", metavar="NAME", choices=_dataset_names(),
                       help="a recorded trace: " + ", ".join(_dataset_names()))
-    p.add_argument("--format", choices=FORMATS, default=None,
-                   help=choices_help("log format of --trace (default: auto)", {
-                       "auto": "guess from the first lines", "clf": "Common Log Format",
-                       "epa": "the EPA-HTTP log's format", "nasa-tsv": "the NASA TSV dump"}))
+    from ..traces.cli import add_input_options
+
+    add_input_options(p, "--trace")
     p.add_argument("--limit", type=positive, default=None,
                    help="requests allowed per window per source (default: 100 with "
                         "--synthetic; for a trace, limits at the --quantiles of the "
@@ -145,11 +143,13 @@ def run(args) -> dict:
                             ("--workers", args.workers)]:
             if value:
                 raise UsageError(flag, "applies to --synthetic only")
-    if args.format is not None and not args.trace:
-        raise UsageError("--format", "applies to --trace only (a dataset knows its format)")
+    if not args.trace:
+        for name in ("format", "time_col", "time_format", "key_col", "cost_col", "engine"):
+            if getattr(args, name) not in (None, "auto"):
+                flag = "--" + name.replace("_", "-")
+                raise UsageError(flag, "applies to --trace only (a dataset knows its format)")
     if args.quantiles is not None and (args.synthetic or args.limit is not None):
         raise UsageError("--quantiles", "applies to a trace without --limit only")
-    args.format = args.format or "auto"
     if args.quantiles is None:
         args.quantiles = list(DEFAULT_QUANTILES)
     defaults = Population()
@@ -178,6 +178,9 @@ def reproduce(args) -> str:
         words += ["--dataset", args.dataset]
     else:
         words += ["--trace", args.trace, "--format", args.format]
+        for name in ("time_col", "time_format", "key_col", "cost_col"):
+            if getattr(args, name) is not None:
+                words += [f"--{name.replace('_', '-')}", getattr(args, name)]
     if args.synthetic:
         words += ["--limit", _number(SYNTHETIC_LIMIT if args.limit is None else args.limit)]
     elif args.limit is not None:
@@ -245,10 +248,9 @@ def _read(args):
 
         trace = datasets.load(args.dataset, progress=not args.no_progress, warn=False)
         return trace, args.dataset
-    from ..traces.loaders import load_log
+    from ..traces.cli import read_input
 
-    trace = load_log(args.trace, args.format, progress=not args.no_progress, warn=False)
-    return trace, args.trace
+    return read_input(args.trace, args, "--trace", progress=not args.no_progress), args.trace
 
 
 def _recorded(args) -> dict:

@@ -24,6 +24,7 @@ import io
 import os
 import re
 import warnings
+import zlib
 from array import array
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,7 +36,8 @@ import numpy as np
 from ..progress import bar
 from .trace import Trace
 
-__all__ = ["load_log", "LoadReport", "LoadWarning", "FORMATS", "detect_format", "open_text"]
+__all__ = ["load_log", "LoadReport", "LoadWarning", "NoRequestsError", "FORMATS", "ENGINES",
+           "detect_format", "open_text"]
 
 FORMATS = ("clf", "epa", "nasa-tsv")
 """clf: Common Log Format or Combined; epa: ITA EPA-HTTP; nasa-tsv: the NASA-HTTP TSV."""
@@ -150,6 +152,20 @@ _EPA = re.compile(r'(\S+) \[(\d\d):(\d\d):(\d\d):(\d\d)\] "(.*)" (\d{3})(?: (\d+
 _MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
 
 
+ZONE_MAX_MIN = 14 * 60
+"""The largest UTC offset in use, in minutes (UTC+14:00, the Line Islands; UTC−12:00 the
+most negative). A zone beyond it, or with 60 minutes or more, cannot exist: the line is
+malformed."""
+
+
+def zone_offset_s(zone: str) -> int | None:
+    """A CLF zone ("+0130", "-0400") in seconds east of UTC, or None when none can exist."""
+    hours, minutes = int(zone[1:3]), int(zone[3:5])
+    if minutes > 59 or hours * 60 + minutes > ZONE_MAX_MIN:
+        return None
+    return (-1 if zone[0] == "-" else 1) * (hours * 3600 + minutes * 60)
+
+
 class _ClfClock:
     """Seconds since the epoch for CLF stamps, with each day and zone worked out once."""
 
@@ -170,8 +186,9 @@ class _ClfClock:
             self.days[stamp[:11]] = day
         off = self.zones.get(zone)
         if off is None:
-            sign = -1 if zone[0] == "-" else 1
-            off = sign * (int(zone[1:3]) * 3600 + int(zone[3:5]) * 60)
+            off = zone_offset_s(zone)
+            if off is None:
+                return None
             self.zones[zone] = off
         h, m, s = int(stamp[12:14]), int(stamp[15:17]), int(stamp[18:20])
         if h > 23 or m > 59 or s > 60:
@@ -234,81 +251,183 @@ def _nasa_tsv_parser():
 
 # ---------------------------------------------------------------- the loader
 
+ENGINES = ("auto", "fast", "reference")
+"""fast: the compiled CLF reader (ratelab.traces.fastclf); reference: line by line, readable.
+auto: fast for CLF, reference for the other log formats; both give the same trace and report."""
 
-def load_log(path, format: str = "auto", *, progress: bool = True, warn: bool = True,
-             max_examples: int = 5, epa_year: int = 1995, epa_month: int = 8,
-             epa_utc_offset_h: float = -4.0) -> Trace:
-    """The requests of the log at `path` as a Trace keyed by host (names in key_names).
+
+class NoRequestsError(ValueError):
+    """A file from which no request could be read (empty, binary, wrong format, …)."""
+
+    def __init__(self, path, report: "LoadReport", detected: bool) -> None:
+        self.path, self.report = Path(path), report
+        super().__init__(nothing_read(path, report, detected))
+
+
+def all_formats() -> tuple[str, ...]:
+    """Every format a file can be read as: the log formats, then the tabular ones."""
+    from .tables import TABLE_FORMATS
+
+    return FORMATS + TABLE_FORMATS
+
+
+def nothing_read(path, report: "LoadReport", detected: bool) -> str:
+    """One line saying a file gave no requests: what was read and what to try."""
+    how = f"{report.format} (judged from its first lines)" if detected else report.format
+    if report.lines == 0:
+        what = "it is empty (0 lines)"
+    else:
+        what = f"{report.lines:,} lines, {report.malformed:,} malformed"
+        if report.malformed_examples:
+            n, text = report.malformed_examples[0]
+            what += f", first malformed line {n}: {text[:80]!r}"
+            if "\x00" in text:
+                what += " (NUL bytes: a binary file?)"
+    return (f"{path}: no requests read as {how}: {what}. Try another format "
+            f"(--format, or format= in Python): {', '.join(all_formats())}")
+
+
+def damaged(path, error: BaseException, lines: int = 0) -> ValueError:
+    """The ValueError for a file whose gzip stream cannot be read to its end."""
+    after = f" after {lines:,} lines" if lines else ""
+    if isinstance(error, EOFError):
+        return ValueError(f"{path}: truncated gzip file: the compressed stream ends before "
+                          f"its end marker{after} (an interrupted copy or download?)")
+    return ValueError(f"{path}: damaged gzip file{after} ({error})")
+
+
+GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
+def load_log(path, format: str = "auto", *, engine: str = "auto", progress: bool = True,
+             warn: bool = True, max_examples: int = 5, epa_year: int = 1995,
+             epa_month: int = 8, epa_utc_offset_h: float = -4.0, **columns) -> Trace:
+    """The requests of the file at `path` as a Trace keyed by client (names in key_names).
 
     format        "clf" (Common or Combined; "common" and "combined" say the same), "epa",
-                  "nasa-tsv", or "auto" (judged from the first line)
+                  "nasa-tsv", a table ("csv", "tsv", "jsonl", "parquet": see
+                  :func:`ratelab.traces.tables.load_table`, which takes `columns`:
+                  time_col, key_col, cost_col, time_format), or "auto" (judged from the
+                  first bytes and lines)
+    engine        "fast", "reference" or "auto" (see ENGINES): the same trace either way
     progress      show a bar when loading takes over a second
     warn          warn (LoadWarning) when lines were malformed or out of order
     epa_*         the EPA format has only the day of the month: its month, year and UTC offset
                   (August 1995, EDT = UTC−4)
 
     Times are float seconds since the Unix epoch. The report is ``trace.meta["report"]``.
+    A file that yields no request (empty, binary, another format) is a
+    :class:`NoRequestsError` (a ValueError) saying what was read and what to try; a damaged
+    or truncated gzip file is a ValueError naming it.
     """
+    from .tables import TABLE_FORMATS, load_table, sniff_table
+
     path = Path(path)
     format = {"combined": "clf", "common": "clf"}.get(format, format)
-    if format not in FORMATS + ("auto",):
-        raise ValueError(f"format must be one of {', '.join(FORMATS)} or 'auto', "
-                         f"got {format!r}")
+    if format not in FORMATS + TABLE_FORMATS + ("auto",):
+        raise ValueError(f"format must be one of {', '.join(FORMATS + TABLE_FORMATS)} or "
+                         f"'auto', got {format!r}")
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if not path.is_file():
         raise FileNotFoundError(f"no log file at {path}")
     if max_examples < 0:
         raise ValueError(f"max_examples must be >= 0, got {max_examples!r}")
+    unknown = set(columns) - {"time_col", "key_col", "cost_col", "time_format"}
+    if unknown:
+        raise TypeError(f"load_log() got unexpected keyword arguments {sorted(unknown)}")
+    columns = {k: v for k, v in columns.items() if v is not None}
+    table = format in TABLE_FORMATS or (format == "auto" and sniff_table(path))
+    if columns and not table:
+        raise ValueError(f"{', '.join(sorted(columns))}: column options apply to tables "
+                         f"({', '.join(TABLE_FORMATS)}); {path} is read as "
+                         f"{format if format != 'auto' else 'a log'} (give --format)")
+    if table:
+        fmt = format if format != "auto" else sniff_table(path)
+        return load_table(path, fmt, progress=progress, warn=warn, max_examples=max_examples,
+                          detected=format == "auto", **columns)
 
-    fmt = _sniff(path) if format == "auto" else format
-    parse = {"clf": _clf_parser,
-             "epa": lambda: _epa_parser(epa_year, epa_month, epa_utc_offset_h * 3600),
-             "nasa-tsv": _nasa_tsv_parser}[fmt]()
+    try:
+        fmt = _sniff(path) if format == "auto" else format
+    except GZIP_ERRORS as e:
+        raise damaged(path, e) from None
     report = LoadReport(source=path.name, format=fmt)
+    if fmt == "clf" and engine != "reference":
+        from .fastclf import read_clf
 
+        time, key, line_no, names = read_clf(path, report, max_examples, progress)
+    else:
+        parse = {"clf": _clf_parser,
+                 "epa": lambda: _epa_parser(epa_year, epa_month, epa_utc_offset_h * 3600),
+                 "nasa-tsv": _nasa_tsv_parser}[fmt]()
+        time, key, line_no, names = _read_lines(path, fmt, parse, report, max_examples,
+                                                progress)
+    return finish(path, report, time, key, line_no, names, None, max_examples=max_examples,
+                  warn=warn, detected=format == "auto")
+
+
+def _read_lines(path: Path, fmt: str, parse, report: LoadReport, max_examples: int,
+                progress: bool):
+    """The reference reader: each line through `parse`, in order. Fills `report`'s lines and
+    malformed tallies; returns times, key ids, line numbers and key names (file order)."""
     times = array("d")
     keys = array("i")
-    line_no = array("l")
+    line_no = array("q")
     hosts: dict[str, int] = {}
     size = os.path.getsize(path)
-    with open_text(path) as f, bar(size, desc=path.name, unit="B", unit_scale=True,
-                                   progress=progress) as b:
-        raw = f.raw_file  # type: ignore[attr-defined]
-        n = 0
-        for n, line in enumerate(f, start=1):
-            if n == 1 and fmt == "nasa-tsv" and line.rstrip("\r\n").split("\t")[:7] \
-                    == NASA_TSV_HEADER:
-                report.header = True
-                continue
-            got = parse(line)
-            if got is None:
-                report.malformed += 1
-                if len(report.malformed_examples) < max_examples:
-                    report.malformed_examples.append((n, line.rstrip("\r\n")))
-                continue
-            host, t = got
-            times.append(t)
-            keys.append(hosts.setdefault(host, len(hosts)))
-            line_no.append(n)
-            if n % 16384 == 0:
-                b.update(raw.tell() - b.n)
-        report.lines = n
-        b.update(size - b.n)
+    n = 0
+    try:
+        with open_text(path) as f, bar(size, desc=path.name, unit="B", unit_scale=True,
+                                       progress=progress) as b:
+            raw = f.raw_file  # type: ignore[attr-defined]
+            for n, line in enumerate(f, start=1):
+                if n == 1 and fmt == "nasa-tsv" and line.rstrip("\r\n").split("\t")[:7] \
+                        == NASA_TSV_HEADER:
+                    report.header = True
+                    continue
+                got = parse(line)
+                if got is None:
+                    report.malformed += 1
+                    if len(report.malformed_examples) < max_examples:
+                        report.malformed_examples.append((n, line.rstrip("\r\n")))
+                    continue
+                host, t = got
+                times.append(t)
+                keys.append(hosts.setdefault(host, len(hosts)))
+                line_no.append(n)
+                if n % 16384 == 0:
+                    b.update(raw.tell() - b.n)
+            b.update(size - b.n)
+    except GZIP_ERRORS as e:
+        raise damaged(path, e, n) from None
+    report.lines = n
+    return (np.frombuffer(times, dtype=np.float64), np.frombuffer(keys, dtype=np.int32),
+            np.frombuffer(line_no, dtype=np.int64), list(hosts))
 
-    time = np.frombuffer(times, dtype=np.float64)
-    key = np.frombuffer(keys, dtype=np.int32)
+
+def finish(path: Path, report: LoadReport, time: np.ndarray, key: np.ndarray,
+           line_no: np.ndarray, names, cost: np.ndarray | None, *, max_examples: int,
+           warn: bool, detected: bool, meta: dict | None = None) -> Trace:
+    """The Trace of requests read in file order: out-of-order requests counted (examples by
+    line number) and sorted stably, the report completed, warned about, and kept in meta.
+
+    NoRequestsError when there is no request at all.
+    """
+    if len(time) == 0:
+        raise NoRequestsError(path, report, detected)
     back = np.flatnonzero(np.diff(time) < 0) + 1
     report.out_of_order = len(back)
-    lines = np.frombuffer(line_no, dtype=np.int64 if line_no.itemsize == 8 else np.int32)
-    report.out_of_order_examples = [(int(lines[i]), float(time[i]), float(time[i - 1]))
+    report.out_of_order_examples = [(int(line_no[i]), float(time[i]), float(time[i - 1]))
                                     for i in back[:max_examples]]
     if len(back):
         order = np.argsort(time, kind="stable")
         time, key = time[order], key[order]
-    report.requests, report.clients = len(time), len(hosts)
-    if len(time):
-        report.first_time, report.last_time = float(time[0]), float(time[-1])
+        cost = None if cost is None else cost[order]
+    report.requests, report.clients = len(time), len(names)
+    report.first_time, report.last_time = float(time[0]), float(time[-1])
     if warn and not report.clean:
-        warnings.warn(str(report), LoadWarning, stacklevel=2)
-    return Trace(time.copy(), key.copy(), None, list(hosts),
+        warnings.warn(str(report), LoadWarning, stacklevel=3)
+    return Trace(np.array(time, dtype=np.float64), np.array(key, dtype=np.int32),
+                 None if cost is None else np.array(cost, dtype=np.float64), list(names),
                  {"report": report, "out_of_order": report.out_of_order, "source": str(path),
-                  "format": fmt})
+                  "format": report.format, **(meta or {})})

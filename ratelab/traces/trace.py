@@ -128,6 +128,28 @@ class Trace:
             return cls.from_arrays(df[time].to_numpy(), k, c, sort=sort)
         return cls.from_labels(df[time].to_numpy(), k, c, sort=sort)
 
+    @classmethod
+    def from_frame(cls, frame, time: str = "time", key="key", cost: str | None = None, *,
+                   time_format: str | None = None, warn: bool = True,
+                   max_examples: int = 5) -> "Trace":
+        """A Trace from a pandas DataFrame or an Arrow table, sorted stably by time.
+
+        time          the time column; time_format says how to read it: "s", "ms", "us",
+                      "ns" (epoch), "iso", a strftime form, or None (timestamps as such,
+                      numbers as epoch seconds, text as ISO 8601)
+        key           the client column, or several ("ip,path" or ["ip", "path"]): each
+                      distinct combination is a client, named by its values joined by a space
+        cost          the cost column (positive numbers), or None for cost 1
+
+        Rows whose time, key or cost is missing or unreadable are counted as malformed and
+        left out; out-of-order rows are counted; both are in ``meta["report"]`` (a
+        LoadReport) and warned about. No readable row at all is a ValueError.
+        """
+        from .tables import frame_trace
+
+        return frame_trace(frame, time_col=time, key_col=key, cost_col=cost,
+                           time_format=time_format, warn=warn, max_examples=max_examples)
+
     # -- reading -----------------------------------------------------------------------
 
     def __len__(self) -> int:

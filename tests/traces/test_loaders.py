@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from ratelab.traces.loaders import LoadWarning, detect_format, load_log
+from ratelab.traces.loaders import LoadWarning, NoRequestsError, detect_format, load_log
 
 
 def utc(*ymdhms):
@@ -70,7 +70,8 @@ def test_epa_day_of_month_is_august_1995_edt(tmp_path):
     np.testing.assert_array_equal(t.time, [utc(1995, 8, 30, 3, 53, 25),
                                            utc(1995, 8, 30, 13, 36, 4),
                                            utc(1995, 8, 30, 13, 36, 5)])
-    other = load_quiet(write(tmp_path, "epa2.txt", lines[:1]), format="epa",
+    other = load_quiet(write(tmp_path, "epa2.txt", lines[:1] + ['a [01:00:00:00] "GET /" 200 1']),
+                       format="epa",
                        epa_year=2001, epa_month=2, epa_utc_offset_h=0)
     assert other.meta["report"].malformed == 1  # 29 February 2001 does not exist
 
@@ -143,14 +144,48 @@ def test_no_warning_for_a_clean_log(tmp_path):
         load_log(write(tmp_path, "ok.log", CLF), progress=False)
 
 
-def test_empty_file(tmp_path):
-    t = load_log(write(tmp_path, "empty.log", []), "clf", progress=False)
-    assert len(t) == 0 and t.meta["report"].lines == 0
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_a_file_that_yields_nothing_is_an_error_naming_it(tmp_path, engine):
+    """Empty, binary, or every line malformed: one line saying what was read and what to try."""
+    cases = {
+        "empty.log": (b"", "it is empty \\(0 lines\\)"),
+        "binary.dat": (bytes(range(256)) * 4, ".*NUL bytes: a binary file"),
+        "other.log": (b"2026-01-01 GET /a\n2026-01-01 GET /b\n",
+                      "2 lines, 2 malformed, first malformed line 1: '2026-01-01 GET /a'"),
+    }
+    for name, (data, what) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        with pytest.raises(NoRequestsError, match=f"{name}: no requests read as clf: {what}"
+                           ".*Try another format \\(--format.*clf, epa, nasa-tsv, csv, tsv, "
+                           "jsonl, parquet") as e:
+            load_log(path, "clf", engine=engine, progress=False)
+        assert "\n" not in str(e.value)
+        assert isinstance(e.value, ValueError) and e.value.report.requests == 0
+
+
+def test_auto_says_the_format_was_judged(tmp_path):
+    with pytest.raises(ValueError, match="no requests read as clf \\(judged from its first"):
+        load_log(write(tmp_path, "x.log", ["nothing like a log"]), progress=False)
+
+
+@pytest.mark.parametrize("zone, ok", [("+0000", True), ("-1200", True), ("+1400", True),
+                                      ("+0545", True), ("-0330", True), ("+0099", False),
+                                      ("+9900", False), ("+1401", False), ("-1500", False),
+                                      ("+0060", False)])
+def test_time_zones_that_cannot_exist_are_malformed(tmp_path, zone, ok):
+    line = f'h - - [01/Jul/1995:00:00:01 {zone}] "GET / HTTP/1.0" 200 1'
+    path = write(tmp_path, "z.log", [CLF[0], line])
+    for engine in ("fast", "reference"):
+        r = load_quiet(path, engine=engine).meta["report"]
+        assert r.malformed == (0 if ok else 1), (zone, engine)
 
 
 def test_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="format"):
         load_log(write(tmp_path, "x.log", CLF), "json")
+    with pytest.raises(ValueError, match="engine"):
+        load_log(write(tmp_path, "x.log", CLF), "clf", engine="turbo")
     with pytest.raises(FileNotFoundError, match="nothere"):
         load_log(tmp_path / "nothere.log")
 

@@ -1,0 +1,185 @@
+"""``ratelab traces convert`` and ``ratelab bench ingest``, and the options that say how to read
+a log or a table (``--format``, ``--time-col`` …), shared by every command that reads one.
+
+    ratelab traces convert access.log.gz access.parquet
+    ratelab traces convert events.csv events.parquet --time-col ts --time-format ms \\
+        --key-col ip,path
+    ratelab bench ingest --lines 2000000 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .loaders import ENGINES, FORMATS
+from .tables import TABLE_FORMATS, TIME_FORMATS
+
+
+def add_input_options(p: argparse.ArgumentParser, what: str = "the file") -> None:
+    """Add --format, --time-col, --key-col, --cost-col, --time-format and --engine to `p`."""
+    g = p.add_argument_group(f"how to read {what}")
+    g.add_argument("--format", choices=("auto", "common", "combined") + FORMATS + TABLE_FORMATS,
+                   default="auto",
+                   help="clf (Common or Combined, nginx and Apache defaults), epa, nasa-tsv, "
+                        "or a table: csv, tsv, jsonl, parquet (default: auto, judged from "
+                        "the first bytes and lines; csv/tsv also from the name)")
+    g.add_argument("--time-col", metavar="COL", default=None,
+                   help="tables: the column of request times (default: time)")
+    g.add_argument("--time-format", metavar="FMT", default=None,
+                   help=f"tables: how --time-col reads: {', '.join(TIME_FORMATS)} (epoch "
+                        "seconds, milliseconds, microseconds, nanoseconds; ISO 8601) or a "
+                        "strftime form such as '%%d/%%b/%%Y:%%H:%%M:%%S %%z' (default: "
+                        "timestamps as such, numbers as epoch seconds, text as epoch seconds "
+                        "or ISO 8601, whichever reads more rows)")
+    g.add_argument("--key-col", metavar="COL[,COL...]", default=None,
+                   help="tables: the client column, or several joined by commas (ip,path: "
+                        "one client per IP and path) (default: key)")
+    g.add_argument("--cost-col", metavar="COL", default=None,
+                   help="tables: the cost of each request, a positive number (default: none, "
+                        "every request costs 1)")
+    g.add_argument("--engine", choices=ENGINES, default="auto",
+                   help="fast: the compiled CLF reader; reference: line by line; the same "
+                        "trace either way (default: auto, fast for CLF)")
+
+
+def read_input(path, args, option: str = "--trace", progress: bool = True):
+    """The trace of the file at `path`, read as `args` say; ValueError naming `option` for a
+    file that cannot be read (missing, damaged, nothing in it)."""
+    from .loaders import load_log
+
+    try:
+        return load_log(path, args.format, engine=args.engine, progress=progress, warn=False,
+                        time_col=args.time_col, key_col=args.key_col,
+                        cost_col=args.cost_col, time_format=args.time_format)
+    except FileNotFoundError as e:
+        raise FileNotFoundError(f"{option}: {e}") from None
+    except ValueError as e:
+        raise ValueError(f"{option}: {e}") from None
+
+
+# ---------------------------------------------------------------- ratelab traces
+
+
+def add_traces(sub) -> None:
+    """Add ``ratelab traces convert``."""
+    p = sub.add_parser("traces", help="convert a log or table to Parquet, read once",
+                       description="Work with request traces read from logs and tables.")
+    cmds = p.add_subparsers(dest="traces_command", metavar="ACTION", required=True)
+    c = cmds.add_parser(
+        "convert", help="read a log or table once and write it, sorted, as Parquet",
+        description="Read LOG (a log or a table, gzip or plain) once, sort it stably by time "
+                    "and write it to OUT as Parquet (columns time in epoch seconds, key, "
+                    "key_id, cost), with the load report (lines, malformed lines, requests "
+                    "out of order) in the file's metadata. `--trace OUT` then reads the same "
+                    "trace back at Parquet speed.",
+        epilog="example: ratelab traces convert access.log.gz access.parquet",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("log", metavar="LOG", help="the log or table to read")
+    c.add_argument("out", metavar="OUT", help="the Parquet file to write")
+    add_input_options(c, "LOG")
+    c.add_argument("--json", action="store_true", help="print the record as JSON")
+    c.add_argument("--no-progress", action="store_true", help="no progress bar")
+    c.set_defaults(func=run_convert)
+
+
+def convert(log, out, args=None, progress: bool = True) -> dict:
+    """Read `log` and write it to `out` as Parquet; a record of what was read and written."""
+    from .tables import write_parquet
+
+    if args is None:
+        args = argparse.Namespace(format="auto", engine="auto", time_col=None, key_col=None,
+                                  cost_col=None, time_format=None)
+    trace = read_input(log, args, "LOG", progress=progress)
+    out = Path(out)
+    if out.suffix != ".parquet":
+        raise ValueError(f"OUT: {out} should end in .parquet")
+    write_parquet(trace, out)
+    report = trace.meta["report"]
+    return {"log": str(log), "out": str(out), "format": report.format,
+            "lines": report.lines, "requests": len(trace), "clients": trace.n_keys,
+            "malformed": report.malformed, "out_of_order": report.out_of_order,
+            "bytes": out.stat().st_size, "report": str(report)}
+
+
+def run_convert(args) -> int:
+    try:
+        record = convert(args.log, args.out, args, progress=not args.no_progress)
+    except (FileNotFoundError, PermissionError, IsADirectoryError) as e:
+        print(f"ratelab: error: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(record, indent=2))
+    else:
+        print(record["report"])
+        print(f"wrote {record['out']}: {record['requests']:,} requests, "
+              f"{record['bytes'] / 1e6:,.1f} MB")
+    return 0
+
+
+# ---------------------------------------------------------------- ratelab bench ingest
+
+
+def add_bench_ingest(sub) -> None:
+    """Add ``ratelab bench ingest`` to the subparsers of ``ratelab bench``."""
+    p = sub.add_parser(
+        "ingest", help="lines/s reading a gzip CLF log: decompression, fast and reference",
+        description="Time decompression alone (the floor), the fast CLF reader and the "
+                    "reference reader on a gzip CLF log, interleaved, REPEAT rounds; report "
+                    "lines per second (wall and CPU) and each reader's ratio to the floor, and "
+                    "check that both readers give the same trace and report. Without --log, a "
+                    "seeded log is generated first (requests of a synthetic population as "
+                    "Common Log Format lines, a few broken on purpose).",
+        epilog="example: ratelab bench ingest --lines 2000000 --seed 0 --repeat 2 --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--log", metavar="FILE", default=None,
+                   help="a gzip CLF log to time (default: generate one)")
+    p.add_argument("--lines", type=int, default=2_000_000,
+                   help="lines of the generated log (default: 2000000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated log (default: 0)")
+    p.add_argument("--keep", metavar="FILE", default=None,
+                   help="save the generated log here (default: a temporary file, removed)")
+    p.add_argument("--repeat", type=int, default=2,
+                   help="rounds of floor, fast, reference (default: 2; figures: the best)")
+    p.add_argument("--no-reference", action="store_true",
+                   help="skip the reference reader (slow: about 15x the floor)")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.set_defaults(func=run_bench_ingest)
+
+
+def run_bench_ingest(args) -> int:
+    import tempfile
+
+    from . import ingest_bench
+
+    if args.lines < 1:
+        raise ValueError(f"--lines must be at least 1, got {args.lines}")
+    if args.repeat < 1:
+        raise ValueError(f"--repeat must be at least 1, got {args.repeat}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
+    with tempfile.TemporaryDirectory() as tmp:
+        log = args.log
+        made = None
+        if log is None:
+            log = args.keep or str(Path(tmp) / "bench.log.gz")
+            say(f"writing a {args.lines:,}-line gzip CLF log (seed {args.seed}) to {log} ...")
+            made = ingest_bench.write_clf_log(log, args.lines, args.seed)
+        elif not Path(log).is_file():
+            print(f"ratelab: error: --log: no file at {log}", file=sys.stderr)
+            return 1
+        figures = ingest_bench.run(log, args.repeat, with_reference=not args.no_reference,
+                                   log_fn=say)
+    figures["generated"] = made
+    figures["command"] = "ratelab bench ingest " + (
+        f"--log {args.log}" if args.log else f"--lines {args.lines} --seed {args.seed}") + \
+        f" --repeat {args.repeat}" + (" --no-reference" if args.no_reference else "")
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        print()
+        print(ingest_bench.table(figures))
+    return 0 if figures["same"] is not False else 1

@@ -1,0 +1,180 @@
+"""The fast CLF reader against the reference: the same trace and report, line for line."""
+
+from __future__ import annotations
+
+import gzip
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from ratelab.traces import fastclf
+from ratelab.traces.loaders import LoadWarning, load_log
+
+
+def both(path, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LoadWarning)
+        fast = load_log(path, "clf", engine="fast", progress=False, **kw)
+        ref = load_log(path, "clf", engine="reference", progress=False, **kw)
+    return fast, ref
+
+
+def assert_same(fast, ref):
+    np.testing.assert_array_equal(fast.time, ref.time)
+    np.testing.assert_array_equal(fast.key, ref.key)
+    assert list(fast.key_names) == list(ref.key_names)
+    assert fast.meta["report"] == ref.meta["report"]
+    assert fast.meta["out_of_order"] == ref.meta["out_of_order"]
+
+
+@pytest.mark.parametrize("file", ["NASA_access_log_Jul95_first1000.clf.gz",
+                                  "NASA_access_log_Aug95_first1000.clf.gz",
+                                  "elastic_apache_logs.gz"])
+def test_every_recorded_clf_trace(data_dir, file):
+    fast, ref = both(data_dir / file, max_examples=20)
+    assert_same(fast, ref)
+    assert len(fast) == {"elastic_apache_logs.gz": 10_000}.get(file, 1_000)
+
+
+@pytest.mark.parametrize("file", ["epa-http.txt.gz", "nasa_19950801.tsv.gz"])
+def test_other_formats_read_as_clf_are_all_malformed_alike(data_dir, file):
+    """Not CLF at all: every line goes to the reference, and nothing is read."""
+    with pytest.raises(ValueError, match="no requests read as clf") as a:
+        load_log(data_dir / file, "clf", engine="fast", progress=False)
+    with pytest.raises(ValueError, match="no requests read as clf") as b:
+        load_log(data_dir / file, "clf", engine="reference", progress=False)
+    assert str(a.value) == str(b.value)
+
+
+GOOD = '199.72.81.55 - - [01/Jul/1995:00:00:01 -0400] "GET /history/apollo/ HTTP/1.0" 200 6245'
+BAD = [
+    "", " ", "garbage",
+    'h - - [32/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1',  # no 32 July
+    'h - - [29/Feb/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1',  # not a leap year
+    'h - - [29/Feb/1996:00:00:01 -0400] "GET / HTTP/1.0" 200 1',  # a leap year: fine
+    'h - - [01/Jux/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1',
+    'h - - [01/jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1',
+    'h - - [01/Jul/0000:00:00:01 -0400] "GET / HTTP/1.0" 200 1',  # no year 0
+    'h - - [01/Jul/1995:24:00:01 -0400] "GET / HTTP/1.0" 200 1',
+    'h - - [01/Jul/1995:23:60:01 -0400] "GET / HTTP/1.0" 200 1',
+    'h - - [01/Jul/1995:23:59:60 -0400] "GET / HTTP/1.0" 200 1',  # a leap second: taken
+    'h - - [01/Jul/1995:23:59:61 -0400] "GET / HTTP/1.0" 200 1',
+    'h - - [01/Jul/1995:00:00:01 +0099] "GET / HTTP/1.0" 200 1',  # no such zone
+    'h - - [01/Jul/1995:00:00:01 +9900] "GET / HTTP/1.0" 200 1',
+    'h - - [01/Jul/1995:00:00:01 +1400] "GET / HTTP/1.0" 200 1',  # Kiribati: fine
+    'h - - [01/Jul/1995:00:00:01 -1401] "GET / HTTP/1.0" 200 1',
+    'h - - [01/Jul/1995:00:00:01 +0545] "GET / HTTP/1.0" 200 1',  # Nepal: fine
+    'h - - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 2000 1',
+    'h - - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0 200 1',
+    'h - - [01/Jul/1995:00:00:01] "GET / HTTP/1.0" 200 1',
+    'h - - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 -',
+    'h - - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 -5',
+    'h - - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 12x',
+    'h - - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 12 x',
+    'h - - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 12\t"ref"',
+    'h - - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 12\x85x',  # \s in latin-1
+    'h - - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 12\xa0',
+    'h - - [01/Jul/1995:00:00:01 -0400] "GET /a" 200 1" 404 2',  # quotes in the request
+    'h - - [01/Jul/1995:00:00:01 -0400] "GET /a\\" 200 1" 304 -',
+    'h - - [01/Jul/1995:00:00:01 -0400] "" 200 1',
+    'h - - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1 "-" "Mozilla/4.0 (x)"',
+    'h - - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1 "-" "a \\"b\\""',
+    'h\xe9 - - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1',  # latin-1 host
+    'h\x1c - - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1',  # \x1c is \s
+    'h  - - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1',
+    'h\t- - [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1',
+    'h - [x [01/Jul/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1',
+    'h - - [01/Jul/1995:00:00:01 -0400] "GET /\x00 HTTP/1.0" 200 1',
+    'h - - [01/Jul/1995:00:00:01 -0400]  "GET / HTTP/1.0" 200 1',
+    '\x00\x01\x02 binary',
+]
+
+
+WELL_FORMED = {b for b in BAD if any(k in b for k in [
+    "29/Feb/1996", "23:59:60", "+1400", "+0545", "200 12 x", "12\t", "12\x85",
+    "12\xa0", "404 2", "304 -", '"" 200', "Mozilla", '\\"b', "h\xe9", "[x [", "/\x00"])
+    or b.endswith("200 -")}
+"""The lines of BAD that the reference reads (the rest it counts as malformed)."""
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("gz", [False, True])
+def test_hand_made_bad_lines(tmp_path, ending, gz):
+    lines = [GOOD] + [x for i, bad in enumerate(BAD)
+                      for x in (bad, GOOD.replace("199.72.81.55", f"10.0.0.{i}"))]
+    data = ending.join(lines).encode("latin-1")  # the last line has no terminator
+    path = tmp_path / "bad.log"
+    path.write_bytes(gzip.compress(data) if gz else data)
+    fast, ref = both(path, max_examples=100)
+    assert_same(fast, ref)
+    r = fast.meta["report"]
+    assert r.lines == len(lines)
+    malformed = {n for n, _ in r.malformed_examples}
+    assert malformed == {2 * i + 2 for i, bad in enumerate(BAD) if bad not in WELL_FORMED}
+    assert r.malformed == len(BAD) - len(WELL_FORMED) == 24
+
+
+def test_lines_split_across_blocks(tmp_path, monkeypatch):
+    """Blocks of a few bytes: every line, \\r\\n and gzip member crosses a block boundary."""
+    lines = [GOOD, BAD[27], GOOD.replace("199.72.81.55", "7"), "", GOOD] * 20
+    data = "\r\n".join(lines[:50]).encode() + b"\r" + "\n".join(lines[50:]).encode()
+    path = tmp_path / "two-members.log.gz"
+    path.write_bytes(gzip.compress(data[:3001]) + gzip.compress(data[3001:]))
+    monkeypatch.setattr(fastclf, "BLOCK", 7)
+    fast, ref = both(path, max_examples=50)
+    assert_same(fast, ref)
+    assert fast.meta["report"].lines == len(lines)
+
+
+line_parts = st.lists(st.sampled_from([
+    "h", "10.0.0.1", " ", "-", "[", "]", '"', "01/Jul/1995:00:00:01", "31/Dec/1999:23:59:59",
+    "-0400", "+0000", "+0099", "GET / HTTP/1.0", "200", "404", "12", "\t", "\xa0", "\x85",
+    "é", "\r", "\n", "\r\n", "x", "0",
+]), max_size=25)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(line_parts, max_size=30))
+def test_random_lines_read_alike(tmp_path_factory, parts):
+    """Lines built from CLF's pieces, well formed or not: the two readers agree."""
+    path = tmp_path_factory.mktemp("fuzz") / "f.log"
+    text = "\n".join("".join(p) for p in parts) + "\n" + GOOD
+    path.write_bytes(text.encode("latin-1"))
+    fast, ref = both(path, max_examples=1000)
+    assert_same(fast, ref)
+
+
+def test_names_in_order_of_first_appearance_across_doubtful_lines(tmp_path):
+    """A host only the reference reads (latin-1) keeps its place among the fast path's."""
+    lines = [GOOD.replace("199.72.81.55", h) for h in ["b", "h\xe9", "a", "b", "h\xe9", "c"]]
+    path = tmp_path / "order.log"
+    path.write_bytes("\n".join(lines).encode("latin-1"))
+    fast, ref = both(path)
+    assert_same(fast, ref)
+    assert list(fast.key_names) == ["b", "h\xe9", "a", "c"]
+
+
+def test_many_hosts_grow_the_name_table(tmp_path):
+    hosts = [f"10.{i // 65536}.{i // 256 % 256}.{i % 256}" for i in range(20_000)]
+    hosts += [f"a-long-host-name-{i}.example.org" for i in range(3_000)]
+    lines = [GOOD.replace("199.72.81.55", h) for h in hosts + hosts[::-7]]
+    path = tmp_path / "many.log.gz"
+    path.write_bytes(gzip.compress("\n".join(lines).encode()))
+    fast, ref = both(path)
+    assert_same(fast, ref)
+    assert fast.n_keys == len(hosts)
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_truncated_and_damaged_gzip_name_the_file(tmp_path, engine):
+    whole = gzip.compress(("\n".join([GOOD] * 5000)).encode())
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(ValueError, match=r"cut\.log\.gz: truncated gzip file"):
+        load_log(cut, "clf", engine=engine, progress=False)
+    bad = tmp_path / "bad.log.gz"
+    bad.write_bytes(whole[:20] + bytes(200) + whole[220:])
+    with pytest.raises(ValueError, match=r"bad\.log\.gz: damaged gzip file"):
+        load_log(bad, "clf", engine=engine, progress=False)
