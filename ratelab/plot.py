@@ -76,7 +76,7 @@ def decisions_timeline(ax, times, allowed, *, departures=None, title: str | None
     cumulative(times[~allowed], COLORS["rejected"], "rejected", linewidth=1.2)
     if departures is not None:
         cumulative(np.asarray(departures, dtype=float), COLORS["delayed"], "served",
-                   linewidth=1.2, linestyle="-.")
+                   linewidth=1.5, linestyle=(0, (4, 2)))  # dashed: an admitted line beneath shows
     ax.set_xlabel("time (s)")
     ax.set_ylabel("requests so far")
     if title:
