@@ -32,6 +32,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.index", "add_index"),
     ("ratelab.widgets", "add_fps"),
     ("ratelab.analysis.cli", "add"),
+    ("ratelab.analysis.cli", "add_calibrate"),
     ("ratelab.bench", "add_bench"),
 ]
 
