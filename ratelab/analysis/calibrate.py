@@ -73,9 +73,14 @@ SPACE = {
 LIMIT, WINDOW_S = 100.0, 60.0
 
 
-def figures(tally, mode: str = "estimate") -> dict:
-    """The four published figures (and context) of one analysed population, in `mode`."""
-    s = tally.summary(mode)
+#: The rows of :func:`side_by_side`: Cloudflare's figures and the size they were measured at.
+FIGURES = ("requests", "sources", "wrong decisions (%)", "mean |estimate - real| / real (%)",
+           "false negatives", "false negatives: most above the threshold (%)", "false positives")
+
+
+def from_summary(s: dict) -> dict:
+    """The published figures (and context) out of one mode's
+    :meth:`~ratelab.analysis.error.ErrorTally.summary` (or its JSON record)."""
     return {
         "requests": s["requests"],
         "sources": s["sources"],
@@ -88,6 +93,19 @@ def figures(tally, mode: str = "estimate") -> dict:
         "false positives": s["limited, never over the threshold (false positives)"],
         "sources over the threshold": s["sources over the threshold"],
     }
+
+
+def figures(tally, mode: str = "estimate") -> dict:
+    """The four published figures (and context) of one analysed population, in `mode`."""
+    return from_summary(tally.summary(mode))
+
+
+def side_by_side(columns: dict) -> "pd.DataFrame":  # noqa: F821
+    """One column per named set of figures (Cloudflare's first), one row per :data:`FIGURES`."""
+    import pandas as pd
+
+    return pd.DataFrame({name: pd.Series({k: fig[k] for k in FIGURES}, dtype=object)
+                         for name, fig in columns.items()})
 
 
 def distance(fig: dict, target: dict = CLOUDFLARE_2017) -> dict:

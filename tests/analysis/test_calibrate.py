@@ -71,3 +71,17 @@ def test_command_runs_and_refuses_bad_input(capsys):
     assert "confirmed" not in out and "neighbourhood" not in out
     assert main(["cloudflare-mix", "--trials", "0", "--no-progress"]) == 2
     assert "trials" in capsys.readouterr().err
+
+
+def test_side_by_side_reads_a_recorded_summary():
+    from ratelab.analysis.stream import analyse_population
+    from ratelab.traces.population import Population
+
+    tally = analyse_population(Population(**TINY), 100, 60, "both", workers=1, progress=False)
+    recorded = json.loads(json.dumps(tally.to_dict()))["modes"]["estimate"]
+    table = calibrate.side_by_side({"Cloudflare": calibrate.CLOUDFLARE_2017,
+                                    "here": calibrate.from_summary(recorded)})
+    assert list(table.index) == list(calibrate.FIGURES)
+    assert table.loc["false positives", "here"] == tally.summary("estimate")[
+        "limited, never over the threshold (false positives)"]
+    assert table.loc["wrong decisions (%)", "Cloudflare"] == 0.003
