@@ -242,23 +242,27 @@ def add_calibrate(sub) -> None:
                     "the mean |estimate - real| / real, the false negatives and the false "
                     "positives all land near Cloudflare's 2017 figures; then the winner at "
                     "full scale, and each parameter varied alone around it. "
-                    "Example: ratelab cloudflare-mix --trials 150 --refine 80 --json "
+                    "Example: ratelab cloudflare-mix --json "
                     "> data/cloudflare-mix.json",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--trials", type=int, default=150, help="random mixes at the small scale")
-    p.add_argument("--refine", type=int, default=80,
+    p.add_argument("--trials", type=int, default=50, help="random mixes at the small scale")
+    p.add_argument("--refine", type=int, default=30,
                    help="steps of the (1+1) evolution strategy from the best random mix")
-    p.add_argument("--finalists", type=int, default=4,
+    p.add_argument("--finalists", type=int, default=3,
                    help="best mixes re-run at --scale-up times the size")
-    p.add_argument("--scale-up", type=int, default=10, help="size factor of the finalists' runs")
+    p.add_argument("--scale-up", type=int, default=5, help="size factor of the finalists' runs")
     p.add_argument("--sources", type=int, default=2_700, help="sources at the small scale")
     p.add_argument("--requests", type=int, default=4_000_000,
                    help="requests at the small scale")
     p.add_argument("--seed", type=int, default=0, help="seed of the search")
-    p.add_argument("--confirm-sources", type=int, default=270_000,
-                   help="sources of the one confirming run (0: no confirming run)")
-    p.add_argument("--confirm-requests", type=int, default=400_000_000,
+    p.add_argument("--confirm-sources", type=int, default=27_000,
+                   help="sources of the one confirming run (0: no confirming run; 270000 "
+                        "with --confirm-requests 400000000 is Cloudflare's full scale)")
+    p.add_argument("--confirm-requests", type=int, default=40_000_000,
                    help="requests of the one confirming run")
+    p.add_argument("--vary", nargs="+", default=None, metavar="NAME",
+                   help="parameters to halve and double around the winner (default: every "
+                        "searched one)")
     p.add_argument("--no-neighbourhood", action="store_true",
                    help="skip varying each parameter alone around the winner")
     p.add_argument("--workers", type=int, default=None,
@@ -284,7 +288,8 @@ def run_calibrate(args) -> int:
                                                 requests=args.confirm_requests,
                                                 workers=args.workers)
     if not args.no_neighbourhood:
-        record["neighbourhood"] = calibrate.neighbourhood(winner, sources=args.sources,
+        record["neighbourhood"] = calibrate.neighbourhood(winner, args.vary,
+                                                          sources=args.sources,
                                                           requests=args.requests)
     record["run"] = {"wall_s": round(time.perf_counter() - start, 1)}
     words = ["ratelab", "cloudflare-mix"]
@@ -293,6 +298,8 @@ def run_calibrate(args) -> int:
         words += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
     if args.no_neighbourhood:
         words.append("--no-neighbourhood")
+    elif args.vary:
+        words += ["--vary", *args.vary]
     words.append("--json")
     record = {"command": " ".join(words), **record}
     if args.json:

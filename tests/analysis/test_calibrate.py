@@ -54,10 +54,13 @@ def test_search_is_deterministic_and_keeps_the_best_finalist():
 
 def test_neighbourhood_varies_one_parameter_at_a_time():
     params = calibrate.search(trials=2, refine=0, finalists=1, scale_up=1, **TINY)["winner"]
-    rows = calibrate.neighbourhood(params, ["volume_sigma"], steps=(0.5, 1.0), **TINY)
-    assert [r["factor"] for r in rows] == [0.5, 1.0]
-    assert rows[0]["value"] == pytest.approx(max(params["volume_sigma"] * 0.5,
-                                                 calibrate.SPACE["volume_sigma"][0]))
+    rows = calibrate.neighbourhood(params, ["volume_sigma"], steps=(0.5, 2.0), **TINY)
+    assert [(r["parameter"], r["factor"]) for r in rows] == [
+        ("found mix", 1.0), ("volume_sigma", 0.5), ("volume_sigma", 2.0)]
+    lo, hi, _ = calibrate.SPACE["volume_sigma"]
+    assert rows[1]["value"] == pytest.approx(min(max(params["volume_sigma"] * 0.5, lo), hi))
+    found = calibrate.evaluate(params, **TINY)
+    assert rows[0]["wrong decisions"] == found["figures"]["wrong decisions"]
     with pytest.raises(ValueError, match="names"):
         calibrate.neighbourhood(params, ["limit"], **TINY)
 
