@@ -36,6 +36,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.commands.fps", "add_fps"),
     ("ratelab.traces.cli", "add_traces"),
     ("ratelab.analysis.cli", "add"),
+    ("ratelab.analysis.cli", "add_calibrate"),
     ("ratelab.commands.bench", "add_bench"),
     ("ratelab.exercises.cli", "add_exercises"),
     ("ratelab.exercises.cli", "add_grade"),

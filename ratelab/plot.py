@@ -16,10 +16,15 @@ COLORS = {
     "estimate": "#6a1b9a",
 }
 
+#: Colours for series that are compared with each other (behaviours, strategies, parameters):
+#: the Okabe-Ito palette, told apart by readers with any common colour-vision deficiency —
+#: unlike neighbouring shades of one colour map.
+SERIES = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000")
+
 STYLE = {
     "figure.figsize": (8.0, 3.2),
-    "figure.dpi": 80,
-    "savefig.dpi": 80,
+    "figure.dpi": 110,
+    "savefig.dpi": 110,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
@@ -27,12 +32,14 @@ STYLE = {
     "axes.titlesize": 11,
     "axes.titleweight": "bold",
     "legend.frameon": False,
-    "font.size": 9,
+    "font.size": 10,
+    "legend.fontsize": 10,
 }
 
 
 def use_style() -> None:
-    """Apply the suite's matplotlib style (modest PNGs, light grid, no top/right spines)."""
+    """Apply the suite's matplotlib style: text at 10 pt on PNGs of 110 dpi, light grid, no
+    top/right spines."""
     import matplotlib as mpl
 
     mpl.rcParams.update(STYLE)
@@ -69,7 +76,7 @@ def decisions_timeline(ax, times, allowed, *, departures=None, title: str | None
     cumulative(times[~allowed], COLORS["rejected"], "rejected", linewidth=1.2)
     if departures is not None:
         cumulative(np.asarray(departures, dtype=float), COLORS["delayed"], "served",
-                   linewidth=1.2, linestyle="-.")
+                   linewidth=1.5, linestyle=(0, (4, 2)))  # dashed: an admitted line beneath shows
     ax.set_xlabel("time (s)")
     ax.set_ylabel("requests so far")
     if title:
@@ -89,7 +96,8 @@ def state_over_time(ax, times, values, *, label: str, limit: float | None = None
         limit_line(ax, limit, label=limit_label)
     ax.set_xlabel("time (s)")
     ax.set_ylabel(label)
-    ax.set_ylim(bottom=0)
+    top = max(limit or 0.0, float(max(values, default=0.0)))
+    ax.set_ylim(bottom=-0.03 * top)  # a state at 0 is drawn above the axis, not under it
     if title:
         ax.set_title(title)
     ax.legend(loc="upper right")
@@ -114,11 +122,11 @@ def rolling_count(ax, times, window_s: float, limit: float, *, counter=None,
             label=f"admitted in the trailing {window_s:g} s")
     if counter is not None:
         ax.step(counter[0], counter[1], where="post", color=COLORS["estimate"],
-                linewidth=1.2, linestyle="-", label=counter_label)
+                linewidth=1.4, linestyle=(0, (4, 2)), label=counter_label)  # dashed: both show
     limit_line(ax, limit)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("requests")
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(bottom=-0.03 * max(limit, counts.max() if len(counts) else 0))  # 0 above the axis
     if title:
         ax.set_title(title)
     ax.legend(loc="upper left")

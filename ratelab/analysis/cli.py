@@ -115,6 +115,9 @@ def add(sub) -> None:
                         + " ".join(f"{q:g}" for q in DEFAULT_QUANTILES) + ")")
     p.add_argument("--workers", type=count, default=None,
                    help="processes for --synthetic (default: every core)")
+    p.add_argument("--by-behaviour", action="store_true",
+                   help="with --synthetic: also tally each behaviour apart (about 3x the work) "
+                        "and say how far over the threshold each misjudged source ran")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     g = p.add_argument_group("population (with --synthetic; see ratelab.traces.population)")
     defaults = Population()
@@ -188,6 +191,8 @@ def reproduce(args) -> str:
     else:
         words += ["--quantiles", *(_number(q) for q in args.quantiles)]
     words += ["--window", _number(args.window), "--mode", args.mode]
+    if args.synthetic and getattr(args, "by_behaviour", False):
+        words.append("--by-behaviour")
     if args.synthetic and args.workers:
         words += ["--workers", str(args.workers)]
     return " ".join(shlex.quote(w) for w in words)
@@ -208,8 +213,28 @@ def _synthetic(args) -> dict:
     pop = Population(**{f.name: getattr(args, f"pop_{f.name}") for f in fields(Population)})
     limit = SYNTHETIC_LIMIT if args.limit is None else args.limit
     start = time.perf_counter()
-    tally = analyse_population(pop, limit, args.window, args.mode, workers=args.workers,
-                               progress=not args.no_progress)
+    detail = {}
+    if args.by_behaviour:
+        from ..traces.population import BEHAVIOURS
+        from .error import ErrorTally, check_mode
+        from .stream import population_groups
+
+        groups = population_groups(pop, limit, args.window, args.mode, workers=args.workers,
+                                   progress=not args.no_progress)
+        tally = ErrorTally(limit, args.window, check_mode(args.mode))
+        for name in BEHAVIOURS:  # the behaviours partition the sources: they add up
+            if name in groups:
+                tally.add(groups[name])
+        detail["by_behaviour"] = {
+            name: {"sources": g.sources, "requests": g.requests,
+                   "sources over the threshold": g.over,
+                   **{m: {"wrong decisions (%)": g.summary(m)["wrong decisions (%)"],
+                          **g.misjudged(m)} for m in g.modes}}
+            for name, g in groups.items()}
+    else:
+        tally = analyse_population(pop, limit, args.window, args.mode, workers=args.workers,
+                                   progress=not args.no_progress)
+    detail["misjudged"] = {m: tally.misjudged(m) for m in tally.modes}
     wall = time.perf_counter() - start
     run_info = {"wall_s": round(wall, 2), "chunks": pop.n_chunks,
                 "workers": args.workers or _workers(), **peak_rss_mb()}
@@ -221,7 +246,7 @@ def _synthetic(args) -> dict:
         print(f"\n{run_info['wall_s']} s wall, {run_info['chunks']} chunks on "
               f"{run_info['workers']} processes; peak RSS {run_info['main_mb']} MB (main), "
               f"{run_info['largest_worker_mb']} MB (largest worker)", file=sys.stderr)
-    return {"source": "synthetic", "population": pop.params(), **tally.to_dict(),
+    return {"source": "synthetic", "population": pop.params(), **tally.to_dict(), **detail,
             "run": run_info}
 
 
@@ -278,3 +303,89 @@ def _recorded(args) -> dict:
             print(f"\n{head}\n{format_table(t.table())}")
     return {"source": name, "requests": len(trace), "sources": trace.n_keys,
             "load_report": None if report is None else str(report), "results": results}
+
+
+def add_calibrate(sub) -> None:
+    """Add the ``cloudflare-mix`` subcommand: the search of :mod:`ratelab.analysis.calibrate`."""
+    p = sub.add_parser(
+        "cloudflare-mix",
+        help="search the population for traffic on which the counter's error matches "
+             "Cloudflare's four published figures",
+        description="A seeded search over the synthetic population's parameters (limit 100 "
+                    "per 60 s, estimate mode) for a mix on which the share of wrong decisions, "
+                    "the mean |estimate - real| / real, the false negatives and the false "
+                    "positives all land near Cloudflare's 2017 figures; then the winner at "
+                    "full scale, and each parameter varied alone around it. "
+                    "Example: ratelab cloudflare-mix --json "
+                    "> data/cloudflare-mix.json",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--trials", type=int, default=50, help="random mixes at the small scale")
+    p.add_argument("--refine", type=int, default=30,
+                   help="steps of the (1+1) evolution strategy from the best random mix")
+    p.add_argument("--finalists", type=int, default=3,
+                   help="best mixes re-run at --scale-up times the size")
+    p.add_argument("--scale-up", type=int, default=5, help="size factor of the finalists' runs")
+    p.add_argument("--sources", type=int, default=2_700, help="sources at the small scale")
+    p.add_argument("--requests", type=int, default=4_000_000,
+                   help="requests at the small scale")
+    p.add_argument("--seed", type=int, default=0, help="seed of the search")
+    p.add_argument("--confirm-sources", type=int, default=27_000,
+                   help="sources of the one confirming run (0: no confirming run; 270000 "
+                        "with --confirm-requests 400000000 is Cloudflare's full scale)")
+    p.add_argument("--confirm-requests", type=int, default=40_000_000,
+                   help="requests of the one confirming run")
+    p.add_argument("--vary", nargs="+", default=None, metavar="NAME",
+                   help="parameters to halve and double around the winner (default: every "
+                        "searched one)")
+    p.add_argument("--no-neighbourhood", action="store_true",
+                   help="skip varying each parameter alone around the winner")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes for the confirming run (default: every core); the search "
+                        "itself runs in one")
+    p.add_argument("--json", action="store_true", help="print the whole record as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run_calibrate)
+
+
+def run_calibrate(args) -> int:
+    """Run the search the arguments describe; print the winner (or the record as JSON)."""
+    from . import calibrate
+
+    start = time.perf_counter()
+    record = calibrate.search(trials=args.trials, refine=args.refine,
+                              finalists=args.finalists, scale_up=args.scale_up,
+                              sources=args.sources, requests=args.requests, seed=args.seed,
+                              progress=not args.no_progress)
+    winner = record["winner"]
+    if args.confirm_sources:
+        record["confirmed"] = calibrate.confirm(winner, sources=args.confirm_sources,
+                                                requests=args.confirm_requests,
+                                                workers=args.workers)
+    if not args.no_neighbourhood:
+        record["neighbourhood"] = calibrate.neighbourhood(winner, args.vary,
+                                                          sources=args.sources,
+                                                          requests=args.requests)
+    record["run"] = {"wall_s": round(time.perf_counter() - start, 1)}
+    words = ["ratelab", "cloudflare-mix"]
+    for flag in ("trials", "refine", "finalists", "scale_up", "sources", "requests", "seed",
+                 "confirm_sources", "confirm_requests"):
+        words += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+    if args.no_neighbourhood:
+        words.append("--no-neighbourhood")
+    elif args.vary:
+        words += ["--vary", *args.vary]
+    words.append("--json")
+    record = {"command": " ".join(words), **record}
+    if args.json:
+        print(json.dumps(record, indent=1))
+        return 0
+    final = record.get("confirmed") or min(record["finalists"],
+                                           key=lambda r: r["distance"]["loss"])
+    print("winner:", " ".join(f"--{k.replace('_', '-')} {v:g}" for k, v in winner.items()))
+    print(f"at {final['sources']:,} sources, {final['requests']:,} requests (estimate mode):")
+    for k, want in calibrate.CLOUDFLARE_2017.items():
+        if k not in ("requests", "sources"):
+            print(f"  {k:48} {final['figures'][k]:>12.4g}   Cloudflare {want:g}")
+    print(f"  loss {final['distance']['loss']:.3f}; {record['run']['wall_s']} s wall",
+          file=sys.stderr)
+    return 0

@@ -98,6 +98,7 @@ class ModeTally:
     hist: np.ndarray = field(default_factory=lambda: np.zeros(kernels.N_BINS, np.int64))
     # per-source outcomes, kept only where they matter for the table
     false_negative_peaks: list = field(default_factory=list)  # peak counts of FN sources
+    false_positive_peaks: list = field(default_factory=list)  # peak counts of FP sources
     false_positives: int = 0
     limited: int = 0  # sources the counter limited at least once
 
@@ -107,6 +108,7 @@ class ModeTally:
         self.relsum[1] = max(self.relsum[1], other.relsum[1])
         self.hist += other.hist
         self.false_negative_peaks.extend(other.false_negative_peaks)
+        self.false_positive_peaks.extend(other.false_positive_peaks)
         self.false_positives += other.false_positives
         self.limited += other.limited
 
@@ -190,6 +192,24 @@ class ErrorTally:
         """The figures of `mode` with snake_case keys (:data:`KEYS`), plain numbers, NaN as
         None: what ``ratelab error-analysis --json`` prints."""
         return _plain({KEYS[k]: v for k, v in self.summary(mode).items()})
+    def misjudged(self, mode: str) -> dict:
+        """The misjudged sources of `mode`: how far above the threshold the false negatives
+        ran (counts per band of % over) and how close to it the false positives came (their
+        peak count in a window, as % of the threshold)."""
+        t = self.per_mode[mode]
+        over = 100.0 * (np.asarray(t.false_negative_peaks, dtype=float) / self.limit - 1.0)
+        bands = ((0, 5), (5, 15), (15, 30), (30, np.inf))
+        fp = 100.0 * np.asarray(t.false_positive_peaks, dtype=float) / self.limit
+        return {
+            "false negatives": len(over),
+            "false negatives by % over the threshold": {
+                (f"over {lo:g}" if hi == np.inf else f"{lo:g} to {hi:g}"):
+                    int(np.count_nonzero((over > lo) & (over <= hi))) for lo, hi in bands},
+            "false positives": len(fp),
+            "false positives: peak as % of the threshold": (
+                {"min": float(fp.min()), "median": float(np.median(fp)), "max": float(fp.max())}
+                if len(fp) else None),
+        }
 
     def headline(self) -> dict:
         """The figures Cloudflare quoted, on one line: sources over the threshold, % wrong per
@@ -292,7 +312,8 @@ def analyse_sources(time: np.ndarray, starts: np.ndarray, limit: float, window: 
         over = peak > limit
         limited = crej > 0
         t.false_negative_peaks = peak[over & ~limited].tolist()
-        t.false_positives = int(np.count_nonzero(limited & ~over))
+        t.false_positive_peaks = peak[limited & ~over].tolist()
+        t.false_positives = len(t.false_positive_peaks)
         t.limited = int(np.count_nonzero(limited))
     tally.over = int(np.count_nonzero(peak > limit))
     tally.peak_max = int(peak.max()) if n_src else 0

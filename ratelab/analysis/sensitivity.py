@@ -81,33 +81,43 @@ def sweep(kinds=KINDS, loads=LOADS, *, limit: float = 20, window: float = 60.0,
     return pd.DataFrame(rows)
 
 
-def plot(df, *, column: str = "wrong (%)", floor: float = 1e-4):
+def plot(df, *, column: str = "wrong (%)"):
     """Two panels (estimate, admission): `column` against load, one line per kind.
 
-    Zeros are drawn at `floor` on the log axis (marked hollow), so "no error at all" stays
-    visible.
+    A log axis has no 0, so loads where a kind made no error at all are not drawn on it: they
+    are marked in a strip of their own below each panel ("exactly 0"), one row per kind.
     """
     import matplotlib.pyplot as plt
 
-    from ..plot import use_style
+    from ..plot import COLORS, SERIES, use_style
 
     use_style()
     modes = list(dict.fromkeys(df["mode"]))
-    fig, axes = plt.subplots(1, len(modes), figsize=(9, 3.4), sharey=True, squeeze=False)
-    colors = dict(zip(KINDS, ("#1565c0", "#f9a825", "#2e7d32", "#c62828")))
-    for ax, mode in zip(axes[0], modes):
-        for kind, g in df[df["mode"] == mode].groupby("kind", sort=False):
+    fig, axes = plt.subplots(2, len(modes), figsize=(10, 4.6), sharex=True, sharey="row",
+                             squeeze=False, gridspec_kw={"height_ratios": (4, 1.1)})
+    colors = dict(zip(KINDS, SERIES))
+    markers = dict(zip(KINDS, "os^D"))
+    for col, mode in enumerate(modes):
+        ax, strip = axes[0][col], axes[1][col]
+        for row, (kind, g) in enumerate(df[df["mode"] == mode].groupby("kind", sort=False)):
             y = g[column].to_numpy(dtype=float)
-            ax.plot(g["load"], np.maximum(y, floor), marker="o", ms=3,
+            load = g["load"].to_numpy(dtype=float)
+            some = y > 0
+            ax.plot(load, np.where(some, y, np.nan), marker=markers.get(kind), ms=4,
                     color=colors.get(kind), label=kind)
-            zero = y <= 0
-            ax.plot(g["load"][zero], np.full(zero.sum(), floor), "o", ms=6, mfc="white",
-                    color=colors.get(kind))
-        ax.axvline(1.0, color="#212121", ls="--", lw=1)
+            strip.plot(load[~some], np.full((~some).sum(), row), markers.get(kind, "o"),
+                       ms=5, mfc="white", color=colors.get(kind))
+        for a in (ax, strip):
+            a.axvline(1.0, color=COLORS["limit"], ls="--", lw=1,
+                      label="mean rate = threshold" if a is ax else None)
         ax.set_yscale("log")
         ax.set_title(f"{mode} mode")
-        ax.set_xlabel("mean rate / threshold")
-    axes[0][0].set_ylabel(f"{column} (hollow: 0)")
+        strip.set_yticks(range(len(KINDS)), KINDS)
+        strip.set_ylim(-0.7, len(KINDS) - 0.3)
+        strip.set_xlabel("mean rate / threshold")
+        strip.grid(False, axis="y")
+    axes[0][0].set_ylabel(column)
+    axes[1][0].set_ylabel("exactly 0", rotation=0, ha="right", va="center")
     axes[0][-1].legend(loc="lower right")
     fig.tight_layout()
     return fig

@@ -179,14 +179,17 @@ def plot(attacks, *, points: int = 2000):
     """One panel per attack: admitted requests in the trailing window (t - W, t] over time.
 
     Arrivals are marked grey along the bottom (admitted ones green); the dashed line is the
-    nominal limit per window, the dotted one the analytic bound.
+    nominal limit per window, the dotted one the analytic bound, the shaded span the fullest
+    window. Panels share the count axis, so the attacks compare at a glance.
     """
     import matplotlib.pyplot as plt
 
     from ..plot import COLORS, limit_line, use_style
 
     use_style()
-    fig, axes = plt.subplots(len(attacks), 1, figsize=(8, 1.9 * len(attacks)), squeeze=False)
+    top = max(a.bound for a in attacks)
+    fig, axes = plt.subplots(len(attacks), 1, figsize=(8, 2.1 * len(attacks)), squeeze=False,
+                             sharey=True)
     for ax, a in zip(axes[:, 0], attacks):
         admitted = a.times[a.allowed]
         lo = min(a.times.min(), a.window_end - a.window) - 0.1 * a.window
@@ -198,16 +201,17 @@ def plot(attacks, *, points: int = 2000):
                 label="admitted in (t - W, t]")
         limit_line(ax, a.nominal, "nominal")
         ax.axhline(a.bound, color=COLORS["limit"], ls=":", lw=1, label="bound")
-        ax.plot(a.times, np.full(len(a.times), -0.04 * a.bound), "|", color=COLORS["arrivals"],
-                ms=6)
-        ax.plot(admitted, np.full(len(admitted), -0.04 * a.bound), "|",
-                color=COLORS["admitted"], ms=6)
-        ax.axvspan(a.window_end - a.window, a.window_end, color=COLORS["rejected"], alpha=0.08)
+        ax.plot(a.times, np.full(len(a.times), -0.06 * top), "|", color=COLORS["arrivals"],
+                ms=8, label="request sent")
+        ax.plot(admitted, np.full(len(admitted), -0.06 * top), "|",
+                color=COLORS["admitted"], ms=8, label="request admitted")
+        ax.axvspan(a.window_end - a.window, a.window_end, color=COLORS["rejected"], alpha=0.08,
+                   label="the fullest window")
         ax.set_title(f"{a.algorithm}: {a.admitted_max} admitted in one window "
                      f"({a.factor:.3g}x nominal)", loc="left")
-        ax.set_ylim(-0.1 * a.bound, 1.15 * a.bound)
+        ax.set_ylim(-0.14 * top, 1.15 * top)
         ax.set_ylabel("requests")
     axes[-1, 0].set_xlabel("time (s)")
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="upper right", ncol=3)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="upper center", ncol=3)
     return fig

@@ -102,3 +102,23 @@ def test_the_recorded_command_reproduces_every_argument(capsys):
     for name in ("pop_volume_sigma", "pop_bot_jitter_s", "pop_sources", "pop_requests",
                  "limit", "window", "mode"):
         assert getattr(again, name) == getattr(first, name), name
+
+
+def test_by_behaviour_adds_up_to_the_whole_population(capsys):
+    assert main(["error-analysis", "--synthetic", *SMALL, "--json", "--workers", "1",
+                 "--by-behaviour"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    pop = Population(sources=400, requests=200_000, chunk_requests=40_000)
+    want = analyse_population(pop, 50, 60, "both", workers=1, progress=False)
+    want = json.loads(json.dumps(want.to_dict()))["modes"]
+    for mode in want:  # the same counts; float sums added in another order agree to rounding
+        assert out["modes"][mode] == pytest.approx(want[mode], rel=1e-12)
+    assert out["command"].endswith("--by-behaviour --workers 1")
+    behaviours = {k: v for k, v in out["by_behaviour"].items()
+                  if k not in ("over the threshold", "never over")}
+    for mode in ("estimate", "admission"):
+        total = out["misjudged"][mode]
+        assert sum(b[mode]["false negatives"] for b in behaviours.values()) == total["false negatives"]
+        assert sum(b[mode]["false positives"] for b in behaviours.values()) == total["false positives"]
+        assert sum(total["false negatives by % over the threshold"].values()) == total["false negatives"]
+    assert out["by_behaviour"]["never over"]["estimate"]["false negatives"] == 0

@@ -1,0 +1,90 @@
+"""The search for Cloudflare's traffic: its loss, its determinism, its command."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ratelab.analysis import calibrate
+from ratelab.cli import main
+
+TINY = dict(sources=200, requests=100_000)
+
+
+def figures(**changes):
+    base = {"requests": 400_000_000, "sources": 270_000, "wrong decisions (%)": 0.003,
+            "mean |estimate - real| / real (%)": 6.0, "false negatives": 3,
+            "false negatives: most above the threshold (%)": 12.0, "false positives": 0}
+    return {**base, **changes}
+
+
+def test_cloudflares_own_figures_are_at_distance_zero():
+    assert calibrate.distance(figures())["loss"] == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("changes, term, value", [
+    ({"wrong decisions (%)": 0.03}, "wrong", 1.0),                   # ten times too many
+    ({"mean |estimate - real| / real (%)": 3.0}, "mean", 0.30103),    # half
+    ({"false negatives": 0}, "false negatives", 0.60206),             # (0+1)/(3+1)
+    ({"false positives": 9}, "false positives", 1.0),                 # (9+1)/(0+1)
+    ({"false negatives: most above the threshold (%)": 30.0}, "how far over", 1.0),
+    ({"sources": 2_700, "false negatives": 1}, "false negatives", 1.40226),  # 1 -> 100 at full scale
+])
+def test_each_term_measures_its_figure(changes, term, value):
+    d = calibrate.distance(figures(**changes))
+    assert d[term] == pytest.approx(value, abs=1e-4)
+    assert d["loss"] == pytest.approx(value, abs=1e-4)
+
+
+def test_search_is_deterministic_and_keeps_the_best_finalist():
+    a = calibrate.search(trials=3, refine=2, finalists=2, scale_up=1, seed=4, **TINY)
+    b = calibrate.search(trials=3, refine=2, finalists=2, scale_up=1, seed=4, **TINY)
+    assert a == b
+    assert len(a["trials"]) == 5 and len(a["finalists"]) == 2
+    best = min(a["finalists"], key=lambda r: r["distance"]["loss"])
+    assert a["winner"] == best["params"]
+    for name, v in a["winner"].items():
+        lo, hi, _ = calibrate.SPACE[name]
+        assert lo <= v <= hi
+    # the winner re-run gives the recorded figures (what the notebook checks)
+    again = calibrate.evaluate(best["params"], sources=best["sources"], requests=best["requests"])
+    assert again["figures"] == best["figures"]
+
+
+def test_neighbourhood_varies_one_parameter_at_a_time():
+    params = calibrate.search(trials=2, refine=0, finalists=1, scale_up=1, **TINY)["winner"]
+    rows = calibrate.neighbourhood(params, ["volume_sigma"], steps=(0.5, 2.0), **TINY)
+    assert [(r["parameter"], r["factor"]) for r in rows] == [
+        ("found mix", 1.0), ("volume_sigma", 0.5), ("volume_sigma", 2.0)]
+    lo, hi, _ = calibrate.SPACE["volume_sigma"]
+    assert rows[1]["value"] == pytest.approx(min(max(params["volume_sigma"] * 0.5, lo), hi))
+    found = calibrate.evaluate(params, **TINY)
+    assert rows[0]["wrong decisions"] == found["figures"]["wrong decisions"]
+    with pytest.raises(ValueError, match="names"):
+        calibrate.neighbourhood(params, ["limit"], **TINY)
+
+
+def test_command_runs_and_refuses_bad_input(capsys):
+    assert main(["cloudflare-mix", "--trials", "2", "--refine", "1", "--finalists", "1",
+                 "--scale-up", "1", "--sources", "200", "--requests", "100000",
+                 "--confirm-sources", "0", "--no-neighbourhood", "--no-progress", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["command"].startswith("ratelab cloudflare-mix --trials 2 ")
+    assert "confirmed" not in out and "neighbourhood" not in out
+    assert main(["cloudflare-mix", "--trials", "0", "--no-progress"]) == 2
+    assert "trials" in capsys.readouterr().err
+
+
+def test_side_by_side_reads_a_recorded_summary():
+    from ratelab.analysis.stream import analyse_population
+    from ratelab.traces.population import Population
+
+    tally = analyse_population(Population(**TINY), 100, 60, "both", workers=1, progress=False)
+    recorded = json.loads(json.dumps(tally.to_dict()))["modes"]["estimate"]
+    table = calibrate.side_by_side({"Cloudflare": calibrate.CLOUDFLARE_2017,
+                                    "here": calibrate.from_summary(recorded)})
+    assert list(table.index) == list(calibrate.FIGURES)
+    assert table.loc["false positives", "here"] == tally.summary("estimate")[
+        "limited, never over the threshold (false positives)"]
+    assert table.loc["wrong decisions (%)", "Cloudflare"] == 0.003
