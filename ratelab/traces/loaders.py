@@ -90,6 +90,14 @@ class LoadReport:
                     for n, t, before in self.out_of_order_examples]
         return "\n".join(out)
 
+    def brief(self) -> str:
+        """One line: what was read and what was irregular (the detail is in ``str(report)``)."""
+        irregular = [f"{n:,} {what}" for n, what in
+                     [(self.malformed, "malformed lines left out"),
+                      (self.out_of_order, "requests out of order (sorted stably)")] if n]
+        return (f"{self.source}: {self.requests:,} requests from {self.clients:,} clients; "
+                + ", ".join(irregular) + " (trace.meta['report'] has the detail)")
+
 
 def _utc(t: float) -> str:
     """Seconds since the epoch as 'YYYY-MM-DD HH:MM:SS UTC'."""
@@ -426,7 +434,7 @@ def finish(path: Path, report: LoadReport, time: np.ndarray, key: np.ndarray,
     report.requests, report.clients = len(time), len(names)
     report.first_time, report.last_time = float(time[0]), float(time[-1])
     if warn and not report.clean:
-        warnings.warn(str(report), LoadWarning, stacklevel=3)
+        warnings.warn(report.brief(), LoadWarning, stacklevel=3)
     return Trace(np.array(time, dtype=np.float64), np.array(key, dtype=np.int32),
                  None if cost is None else np.array(cost, dtype=np.float64), list(names),
                  {"report": report, "out_of_order": report.out_of_order, "source": str(path),
