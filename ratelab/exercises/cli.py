@@ -60,11 +60,9 @@ def run_build(args) -> dict:
     from .build import SUFFIX, build
 
     source = args.source
-    if not source.is_dir():
-        raise EnvironmentFailure(f"no such folder: {source}",
-                                 "check --source (a folder of *-solution.ipynb notebooks)")
-    if not any(source.glob(f"*{SUFFIX}")):
-        raise EnvironmentFailure(f"no *{SUFFIX} notebooks in {source}", "check --source")
+    if not source.is_dir() or not any(source.glob(f"*{SUFFIX}")):
+        where = source if source.is_dir() else f"{source} (no such folder)"
+        raise EnvironmentFailure(f"no *{SUFFIX} notebooks in {where}", "check --source")
     out = args.out if args.out is not None else source / "student"
     if out.exists() and not out.is_dir():
         raise UsageError("--out", f"{out} is a file; give a folder for the student notebooks")
