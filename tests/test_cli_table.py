@@ -29,7 +29,7 @@ class Row:
     flag: str = ""
     keys: tuple[str, ...] = ()           # JSON paths the good run must have (with --json)
     no_bad_value: str = ""               # why there is no bad value to try
-    needs: tuple[str, ...] = field(default_factory=tuple)  # fixtures: "notebook", "no_lab"
+    needs: tuple[str, ...] = field(default_factory=tuple)  # "notebook", "no_lab", "tmp"
 
 
 SMALL_POPULATION = ["--synthetic", "--sources", "40", "--requests", "2000", "--workers", "1",
@@ -79,6 +79,17 @@ TABLE: dict[str, Row] = {
                  ["bench", "--keys", "1.5"], "--keys",
                  keys=("requests", "keys", "limit", "window_s", "results[].algorithm",
                        "results[].compiled_per_s", "results[].same")),
+    "exercises": Row(["exercises", "build", "--out", "{tmp}/student", "--json"],
+                     ["exercises", "build", "--out", "{tmp}/a-file"], "--out",
+                     keys=("source_dir", "out_dir", "notebooks[].solution",
+                           "notebooks[].student", "notebooks[].stubs", "notebooks[].changed"),
+                     needs=("tmp",)),
+    "grade": Row(["grade", "make-cases", "--seed", "3", "--exercises", "fixed_window",
+                  "--out", "{tmp}/cases.json", "--json"],
+                 ["grade", "make-cases", "--seed", "-1", "--out", "{tmp}/cases.json"], "--seed",
+                 keys=("cases_file", "seed", "exercises[].exercise", "exercises[].cases",
+                       "total_cases"),
+                 needs=("tmp",)),
 }
 
 
@@ -148,6 +159,9 @@ def run(capsys, monkeypatch, tmp_path):
             path = tmp_path / "tiny.ipynb"
             nbformat.write(nb, path)
             argv = [str(path) if a == "{notebook}" else a for a in argv]
+        if "tmp" in needs:
+            (tmp_path / "a-file").write_text("not a folder")
+            argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
         try:
             code = main(argv)
         except SystemExit as e:  # --help

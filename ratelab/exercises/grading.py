@@ -74,6 +74,17 @@ def write_cases(cases: dict, path: Path) -> None:
         f.write("\n")
 
 
+def write_instructor_cases(path: Path, seed: int, exercises: list[str] | None = None) -> dict:
+    """Draw the instructor cases (:func:`make_cases`) and save them at `path` (0600).
+
+    Returns a record: the file, the seed, and the cases per exercise."""
+    cases = make_cases(seed, exercises)
+    write_cases(cases, path)
+    per = [{"exercise": n, "cases": len(c)} for n, c in cases["exercises"].items()]
+    return {"cases_file": str(path), "seed": int(seed), "exercises": per,
+            "total_cases": sum(r["cases"] for r in per)}
+
+
 def read_cases(path: Path) -> dict:
     """The cases file at `path` (ValueError when it is not one)."""
     try:

@@ -98,7 +98,7 @@ def test_a_student_notebook_runs_to_its_stubs_and_says_not_attempted(path, monke
 
 def test_the_build_command(tmp_path, capsys):
     assert main(["exercises", "build", "--out", str(tmp_path), "--json"]) == 0
-    records = json.loads(capsys.readouterr().out)
+    records = json.loads(capsys.readouterr().out)["notebooks"]
     assert sorted(Path(r["student"]).name for r in records) == [p.name for p in STUDENTS]
     assert main(["exercises", "build", "--source", str(tmp_path / "nowhere")]) == 1
     assert "no *-solution.ipynb notebooks" in capsys.readouterr().err
