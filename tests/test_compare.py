@@ -20,7 +20,10 @@ def decided(compare):
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))
-def test_every_algorithm_on_every_preset_decides_as_its_limiter_does(preset):
+def test_every_algorithm_on_every_preset_decides_as_its_limiter_does(preset, request,
+                                                                     monkeypatch):
+    if preset == "trace":  # a recorded minute: needs the traces (skips without them)
+        monkeypatch.setenv("RATELAB_DATA", str(request.getfixturevalue("data_dir")))
     c = Compare(preset=preset)
     f = c.run()
     assert list(f.index) == list(NAMES)
@@ -72,6 +75,13 @@ def test_shapers_serve_at_the_rate():
         assert f.loc[name, "p95_delay_s"] == pytest.approx(0.9, abs=0.01)
     police = Compare(preset="flood", shape=False).run()
     assert police[["p95_delay_s"]].isna().all().all()
+
+
+def test_the_numbers_read_as_counts():
+    from ratelab.widgets import _num
+
+    assert [_num(v) for v in (10.0, 9.999999999, 9.55, 4.5, 0.0)] == ["10", "10", "9.55",
+                                                                     "4.5", "0"]
 
 
 def test_streams_are_seeded_and_the_presets_keep_their_promise():
