@@ -1203,49 +1203,65 @@ class Compare:
     # -- drawing -------------------------------------------------------------------------------
 
     def figure(self):
-        """The lanes as a matplotlib Figure (not shown through pyplot)."""
+        """The lanes as a matplotlib Figure (not shown through pyplot).
+
+        One Axes holds every lane, stacked: one x axis and one set of ticks to lay out, not
+        seven, which is what keeps a frame cheap. In lane k (counted from the top) the count
+        sits in [0, 0.6) above the lane's base, the shaper's departures at 0.62-0.68, the
+        arrivals at 0.70-0.78, the lane's title above them.
+        """
         from matplotlib.figure import Figure
 
         t0, t1 = self.view
-        limit, w = self.limit, self.window_s
-        n = len(self.lanes)
+        limit, w, n = self.limit, self.window_s, len(self.lanes)
+        arrived = self.times[:self._next]
+        series = {lane.name: self._rolling(lane, self.times, self.t) for lane in self.lanes}
+        peak = max([2.2 * limit] + [1.05 * float(y.max()) for _, y in series.values() if len(y)]
+                   + [1.05 * float(y.max()) for _, y in self._ghosts.values() if len(y)])
         with mpl.rc_context(self._RC):
-            # fixed margins in inches: a layout engine would double the drawing time
-            height = 1.5 + 1.1 * n
+            height = 1.3 + 1.05 * n
             fig = Figure(figsize=(8.0, height))
-            fig.subplots_adjust(left=0.9 / 8.0, right=1 - 0.2 / 8.0, bottom=0.6 / height,
-                                top=1 - 0.85 / height, hspace=0.42)
-            axes = fig.subplots(n, 1, sharex=True, sharey=True, squeeze=False)[:, 0]
-            arrived = self.times[:self._next]
-            top = 2.4 * limit
-            for ax, lane in zip(axes, self.lanes):
-                ax.set_gid(f"lane-{lane.name}")
+            ax = fig.add_axes((0.9 / 8.0, 0.62 / height, 1 - 1.05 / 8.0, 1 - 1.45 / height))
+            yticks, ylabels = [], []
+            for k, lane in enumerate(self.lanes):
+                base = n - 1 - k
+
+                def y(v, base=base):
+                    return base + 0.6 * np.asarray(v, dtype=float) / peak
+
                 allowed = np.asarray(lane.allowed, dtype=bool)
                 seen = (arrived >= t0) & (arrived <= t1)
-                ax.vlines(arrived[seen & allowed], 0.90 * top, top, color=COLORS["admitted"],
-                          lw=1)
-                ax.vlines(arrived[seen & ~allowed], 0.90 * top, top, color=COLORS["rejected"],
-                          lw=1)
+                ax.vlines(arrived[seen & allowed], base + 0.70, base + 0.78,
+                          color=COLORS["admitted"], lw=1)
+                ax.vlines(arrived[seen & ~allowed], base + 0.70, base + 0.78,
+                          color=COLORS["rejected"], lw=1)
                 if lane.shapes:
                     served = arrived[allowed] + np.asarray(lane.delay)[allowed]
                     served = served[(served >= t0) & (served <= min(t1, self.t))]
-                    ax.vlines(served, 0.76 * top, 0.86 * top, color=COLORS["delayed"], lw=1)
+                    ax.vlines(served, base + 0.62, base + 0.68, color=COLORS["delayed"], lw=1)
                 if lane.name in self._ghosts:
                     gx, gy = self._ghosts[lane.name]
-                    ax.step(gx, gy, where="post", color=COLORS["arrivals"], alpha=0.6, lw=1.2)
-                x, y = self._rolling(lane, self.times, self.t)
-                ax.step(x, y, where="post", color=COLORS["admitted"], lw=2)
-                ax.axhline(limit, color=COLORS["limit"], ls="--", lw=1)
-                if t0 <= self.t <= t1 and self.t < self.end_s:
-                    ax.axvline(self.t, color=COLORS["state"], lw=1)
-                ax.set_title(f"{lane.name}  ({_params_text(lane.limiter.params)})",
-                             loc="left", pad=2)
-                ax.set_yticks([0, limit, 2 * limit])
-            ax = axes[-1]
+                    ax.step(gx, y(gy), where="post", color=COLORS["arrivals"], alpha=0.7,
+                            lw=1.2)
+                x, count = series[lane.name]
+                ax.step(x, y(count), where="post", color=COLORS["admitted"], lw=2,
+                        gid=f"lane-{lane.name}")
+                ax.plot([t0, t1], [y(limit)] * 2, color=COLORS["limit"], ls="--", lw=1)
+                ax.axhline(base, color="#999", lw=0.8)
+                ax.text(0.01, base + 0.80, f"{lane.name}  ({_params_text(lane.limiter.params)})",
+                        transform=ax.get_yaxis_transform(), va="bottom", ha="left",
+                        gid=f"title-lane-{lane.name}")
+                yticks += [base, float(y(limit))]
+                ylabels += ["0", _num(limit)]
+            if t0 <= self.t <= t1 and self.t < self.end_s:
+                ax.axvline(self.t, color=COLORS["state"], lw=1)
+            ax.set_yticks(yticks, ylabels)
+            ax.tick_params(axis="y", length=3)
+            ax.grid(False)
             ax.set_xlim(t0, t1)
-            ax.set_ylim(0, top)
+            ax.set_ylim(-0.05, n)
             ax.set_xlabel("time (s)", gid="x-label")
-            fig.supylabel(f"requests served in the trailing {w:g} s", gid="y-label", x=0.02)
+            ax.set_ylabel(f"requests served in the trailing {w:g} s", gid="y-label")
             handles = [
                 mpl.lines.Line2D([], [], color=COLORS["admitted"], lw=2,
                                  label=f"served in trailing {w:g} s"),
@@ -1258,7 +1274,7 @@ class Compare:
                                  ms=10, mew=2, label="served later (shaped)"),
             ]
             if self._ghosts:
-                handles.append(mpl.lines.Line2D([], [], color=COLORS["arrivals"], alpha=0.6,
+                handles.append(mpl.lines.Line2D([], [], color=COLORS["arrivals"], alpha=0.7,
                                                 label="the run before"))
             fig.legend(handles=handles, loc="upper center", ncols=3, bbox_to_anchor=(0.5, 1.0))
         return fig

@@ -137,6 +137,7 @@ def test_the_chart_has_lanes_axis_titles_and_ticks_that_follow_the_view():
     svg = c.svg()
     assert re.findall(r'<g id="lane-([a-z-]+)"', svg) == ["token-bucket", "fixed-window",
                                                           "leaky-bucket"]
+    assert len(re.findall(r'<g id="title-lane-', svg)) == 3
     assert "time (s)" in svg and "requests served in the trailing 1 s" in svg
     ticks = svg_texts(svg, "xtick")
     assert c.view == (3.5, 5.5) and "4.00" in ticks  # zoomed on the burst at t = 4 s
