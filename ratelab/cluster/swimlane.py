@@ -101,7 +101,7 @@ def swimlanes(runs: Sequence[tuple[Sequence[CommandRecord], Sequence[DecisionRec
     use_style()
     heights = [lane_height(c, d) for c, d, _ in runs]
     fig, axes = plt.subplots(len(runs), 1, figsize=(WIDTH_IN, sum(heights)), sharex=True,
-                             gridspec_kw={"height_ratios": heights, "hspace": 0.9},
+                             gridspec_kw={"height_ratios": heights, "hspace": 0.45},
                              squeeze=False)
     for i, (ax, (commands, decisions, title)) in enumerate(zip(axes[:, 0], runs)):
         swimlane(commands, decisions, ax=ax, title=title, unit_s=unit_s,
