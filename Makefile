@@ -32,3 +32,13 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+
+# The course as a static website from the executed notebooks (nothing is re-executed):
+# build/site/_build/html/index.html. Needs the site extra, installed once.
+.PHONY: site
+$(VENV)/.site-stamp: pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[site]'
+	@touch $@
+
+site: $(VENV)/.site-stamp
+	$(BIN)/jupyter-book build . --config site/_config.yml --toc site/_toc.yml --path-output build/site
