@@ -906,6 +906,10 @@ TRACE_DATASET = "nasa-1995-08-01"
 EVENT_S = 4.0
 """When the burst and boundary presets strike (s into the run)."""
 
+PLAY_INTERVAL_MS = 800
+"""How often the comparison panel's play button asks for a frame: a seven-lane matplotlib
+frame takes a few hundred ms of kernel time, and ticks faster than that would queue up."""
+
 SHAPERS = ("leaky-bucket", "nginx")
 """The registry algorithms that can hold a request and serve it later instead of refusing it."""
 
@@ -1032,7 +1036,7 @@ class Compare:
 
     def __init__(self, algorithms: Sequence[str] = NAMES, *, preset: str = "burst",
                  limit: int = 10, window_s: float = 1.0, shape: bool = True, seed: int = 0,
-                 duration_s: float = 10.0, frame_s: float = 0.25) -> None:
+                 duration_s: float = 10.0, frame_s: float = 0.4) -> None:
         self.settings: dict[str, Any] = {}
         self.previous: pd.DataFrame | None = None
         self._ghosts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -1418,7 +1422,7 @@ class Compare:
         self.play_button = W.ToggleButton(value=False, description="▶ play", layout=auto,
                                           tooltip=f"play: {self.frame_s:g} s of virtual time "
                                                   "per frame; press again to pause")
-        self.play = W.Play(interval=250, max=10**9, show_repeat=False,
+        self.play = W.Play(interval=PLAY_INTERVAL_MS, max=10**9, show_repeat=False,
                            layout=W.Layout(display="none"))
         W.link((self.play_button, "value"), (self.play, "playing"))
         self.play.observe(self._on_tick, names="value")
