@@ -439,6 +439,7 @@ class LiveLimiter:
         self.last_delay = 0.0
         self._admitted: list[float] = []
         self._rejected_times: list[float] = []
+        self._departures: list[float] = []
         self._history: list[tuple[float, int, float]] = []
         self._next_gentle = 0.0 if self._gentle else math.inf
         self._sample(self.t)
@@ -513,6 +514,8 @@ class LiveLimiter:
             self.accepted += 1
             self._admitted.append(at)
             self.last_delay = d.delay
+            if d.delay > 0:  # a shaper holds it: it leaves at + delay (FIFO: in order)
+                bisect.insort(self._departures, at + d.delay)
         else:
             self.rejected += 1
             self._rejected_times.append(at)
@@ -754,7 +757,7 @@ class LiveLimiter:
         limit = float(self.limiter.limit)
         top = max(2.2 * limit, self.max_rolling * 1.1, self.max_own * 1.1, 1.0)
         fs = CHART_FONT_PX
-        pad_l, pad_r, pad_b, ticks = 70, 10, 2.6 * fs + 6, 16
+        pad_l, pad_r, pad_b, ticks = 70, 10, 2.6 * fs + 6, 32
         plot_h = height - pad_b - ticks
 
         def x(t: float) -> float:
@@ -791,6 +794,9 @@ class LiveLimiter:
         marks += "".join(
             f"<line x1='{x(r):.1f}' x2='{x(r):.1f}' y1='0' y2='{ticks - 3}' "
             f"stroke='{COLORS['rejected']}'/>" for r in in_view(self._rejected_times))
+        marks += "".join(  # a shaper's departures, under the arrivals: its metronome
+            f"<line class='ratelab-departure' x1='{x(d):.1f}' x2='{x(d):.1f}' y1='16' y2='29' "
+            f"stroke='{COLORS['delayed']}'/>" for d in in_view(self._departures) if d <= self.t)
         text = f"font-size='{fs}'"
         axis = "".join(
             f"<text class='ratelab-ytick' x='{pad_l - 6}' y='{y(v) + fs / 3:.1f}' {text} "
@@ -832,7 +838,8 @@ class LiveLimiter:
             f"{self.window_s:g} s</span><span style='color:{COLORS['estimate']}'>━ the "
             f"limiter's own count</span><span>┅ the limit</span>"
             f"<span>ticks on top: <span style='color:{COLORS['admitted']}'>admitted</span> "
-            f"<span style='color:{COLORS['rejected']}'>rejected</span></span>"
+            f"<span style='color:{COLORS['rejected']}'>rejected</span>; under them "
+            f"<span style='color:{COLORS['delayed']}'>served later (shaped)</span></span>"
             + (f"<span style='color:{COLORS['arrivals']}'>━ the run before the last "
                "change</span>" if self._ghost else "") + "</div>")
 

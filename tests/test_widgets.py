@@ -400,3 +400,17 @@ def test_a_static_reader_gets_the_counters_and_chart():
     live.flood()
     bundle = live._repr_mimebundle_()
     assert "<svg" in bundle["text/html"] and "ratelab-accepted'>10<" in bundle["text/html"]
+
+
+def test_a_shapers_departures_are_drawn():
+    live = LiveLimiter("leaky-bucket", rate=10, capacity=10, mode="shape", clock=ManualClock())
+    live.flood()
+    live.step(2.0)
+    fresh = make("leaky-bucket", rate=10, capacity=10, mode="shape")
+    ds = [fresh.allow("client", t) for t in live._arrivals]
+    delayed = sorted(t + d.delay for t, d in zip(live._arrivals, ds) if d.allowed and d.delay > 0)
+    assert len(delayed) >= 9 and live._departures == pytest.approx(delayed)
+    drawn = re.findall(r"class='ratelab-departure' x1='([\d.]+)'", live.chart.value)
+    assert len(drawn) == len(delayed)
+    gaps = np.diff([float(x) for x in drawn])
+    assert np.allclose(gaps, gaps[0], atol=0.2)  # evenly spaced: the shaper's metronome
