@@ -577,7 +577,7 @@ class LiveLimiter:
         self.play = W.Play(interval=40, max=10**9, show_repeat=False,
                            layout=W.Layout(display="none"))
         W.link((self.play_button, "value"), (self.play, "playing"))
-        self.play.observe(lambda _: self._safely(self.tick), names="value")
+        self.play.observe(self._on_play_value, names="value")
         self.play.observe(self._on_playing, names="playing")
         self.speed = W.FloatSlider(value=speed, min=0.25, max=4.0, step=0.25,
                                    description="speed (x real time)",
@@ -662,6 +662,10 @@ class LiveLimiter:
             return
         self._replay(f"{changed} {_val(old[changed])} → {_val(change['new'])}")
         self.redraw()
+
+    def _on_play_value(self, change) -> None:
+        if self.play.playing:  # a tick that arrives after pause is not played
+            self._safely(self.tick)
 
     def _on_playing(self, change) -> None:
         self._last_tick = None  # a pause is not elapsed time
@@ -1403,10 +1407,13 @@ class Compare:
             for n in NAMES}
         for n, b in self.algorithm_boxes.items():
             b.observe(self._on_control, names="value")
-        self.preset_buttons = W.ToggleButtons(
-            options=list(PRESETS), value=self.preset, tooltips=list(PRESETS.values()),
-            style={"button_width": "auto"}, layout=W.Layout(width="100%"))
-        self.preset_buttons.observe(self._on_preset, names="value")
+        # one button per preset in a row that wraps (a ToggleButtons group would not)
+        self.preset_buttons = {
+            name: W.ToggleButton(value=name == self.preset, description=name, tooltip=text,
+                                 button_style="info", layout=auto)
+            for name, text in PRESETS.items()}
+        for b in self.preset_buttons.values():
+            b.observe(self._on_preset, names="value")
         style = {"description_width": "150px"}
         self.limit_slider = W.IntSlider(value=self.limit, min=1, max=40,
                                         description="limit per window", style=style,
@@ -1459,7 +1466,8 @@ class Compare:
             "instant; the grey line is the run before.</div>")
         self._widget = W.VBox(
             [W.HBox(list(self.algorithm_boxes.values()), layout=wrap),
-             self.preset_buttons,
+             W.HBox([W.HTML("<b style='font-size:14px'>traffic:</b>&nbsp;"),
+                     *self.preset_buttons.values()], layout=wrap),
              W.HBox([self.limit_slider, self.window_slider, self.shape_box, self.seed_box],
                     layout=wrap),
              W.HBox([self.play_button, self.step_button, self.run_button, self.rewind_button,
@@ -1474,7 +1482,8 @@ class Compare:
         try:
             for n, b in self.algorithm_boxes.items():
                 b.value = n in self.algorithms
-            self.preset_buttons.value = self.preset
+            for name, b in self.preset_buttons.items():
+                b.value = name == self.preset
             self.limit_slider.value = self.limit
             self.window_slider.value = self.window_s
             self.shape_box.value = self.settings["shape"]
@@ -1493,7 +1502,11 @@ class Compare:
     def _on_preset(self, change) -> None:
         if self._building:
             return
-        self._safely(self._choose_preset, change["new"])
+        name = change["owner"].description
+        if change["new"] and name != self.preset:
+            self._safely(self._choose_preset, name)
+        else:  # the pressed preset stays pressed: it is what runs
+            self._sync_controls()
 
     def _choose_preset(self, preset: str) -> None:
         self.set(preset=preset)
@@ -1502,6 +1515,8 @@ class Compare:
         self.redraw()
 
     def _on_tick(self, change) -> None:
+        if not self.play.playing:  # a tick that arrives after pause is not played
+            return
         if self.t >= self.end_s:
             self.play.playing = False
             return

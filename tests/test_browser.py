@@ -210,7 +210,7 @@ def test_compare_in_jupyterlab(lab, browser):
     burst = xticks(panel)
     assert len(burst) >= 4
 
-    panel.locator(".widget-toggle-buttons button", has_text="flood").click()
+    button(panel, "flood").click()
     expect(panel.locator(".ratelab-compare-status")).to_contain_text("preset flood")
     whole = xticks(panel)
     assert whole != burst and float(whole[-1]) == pytest.approx(10)  # the whole 10 s run

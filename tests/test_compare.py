@@ -167,9 +167,12 @@ def test_the_controls_show_what_runs_and_a_preset_button_runs_it():
     w = c.widget
     c.set(limit=7, window_s=2.0)
     assert (c.limit_slider.value, c.window_slider.value) == (7, 2.0)
-    c.preset_buttons.value = "flood"
+    c.preset_buttons["flood"].value = True
     assert c.preset == "flood" and c.t == c.end_s
     assert "preset flood" in c.message
+    assert [n for n, b in c.preset_buttons.items() if b.value] == ["flood"]
+    c.preset_buttons["flood"].value = False  # pressing the running preset again: still on
+    assert c.preset_buttons["flood"].value and c.preset == "flood"
     assert "<svg" in c.chart.value and "ratelab-compare-chart" in c.chart.value
     assert "most admitted in any 2 s" in c.table.value
     c.algorithm_boxes["nginx"].value = False

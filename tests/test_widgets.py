@@ -131,10 +131,15 @@ def test_play_ticks_follow_the_injected_clock():
 def test_the_play_widget_drives_ticks():
     clock = ManualClock()
     live = LiveLimiter("fixed-window", limit=10, window=1.0, clock=clock)
+    live.play.playing = True
     live.play.value = 1
     clock.advance(0.1)
     live.play.value = 2
     assert live.state["t"] == pytest.approx(0.1)
+    live.play.playing = False
+    clock.advance(0.1)
+    live.play.value = 3  # a tick that arrives after the pause: not played, message kept
+    assert live.state["t"] == pytest.approx(0.1) and "paused at t = 0.1 s" in live.message
 
 
 def test_reset_forgets_everything():
