@@ -1119,7 +1119,7 @@ class Compare:
             raise
         self._ghosts = {lane.name: self._rolling(lane, old_times, old_t) for lane in old_lanes}
         self.previous = old_frame
-        said = [f"{k} {old_settings[k]!r} → {self.settings[k]!r}" for k in changes
+        said = [_change(k, old_settings[k], self.settings[k]) for k in changes
                 if old_settings[k] != self.settings[k]]
         if "preset" in changes or "window_s" in changes:
             self.view = _event_view(self.preset, self.window_s, self.end_s)
@@ -1567,6 +1567,15 @@ class Compare:
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         data["image/png"] = base64.b64encode(self.png()).decode("ascii")
         return bundle
+
+
+def _change(knob: str, old: Any, new: Any) -> str:
+    """A knob change in words: "limit 10 → 5", "lanes: − nginx"."""
+    if knob == "algorithms":
+        gone = [f"− {a}" for a in old if a not in new]
+        added = [f"+ {a}" for a in new if a not in old]
+        return "lanes: " + ", ".join(gone + added)
+    return f"{knob} {_val(old)} → {_val(new)}"
 
 
 def _ticks(ax, times: np.ndarray, lo: float, hi: float, color: str) -> None:

@@ -176,7 +176,7 @@ def test_the_controls_show_what_runs_and_a_preset_button_runs_it():
     assert "<svg" in c.chart.value and "ratelab-compare-chart" in c.chart.value
     assert "most admitted in any 2 s" in c.table.value
     c.algorithm_boxes["nginx"].value = False
-    assert "nginx" not in c.algorithms and c.t == c.end_s
+    assert "nginx" not in c.algorithms and c.t == c.end_s and "lanes: − nginx" in c.message
     c.limit_slider.value = 0 + 3
     assert c.limit == 3 and "limit 7 → 3" in c.message
     c.window_slider.value = 2.0  # unchanged: nothing happens
