@@ -8,7 +8,7 @@ TEST_STAMP := $(VENV)/.test-stamp
 .PHONY: lab test check notebooks bench clean
 
 # (Re)install when pyproject.toml changes; creates .venv when missing.
-# The lab needs only the package; the tests add the test and bench extras.
+# The lab needs only the package; the tests add the test, bench and site extras.
 $(LAB_STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -16,7 +16,7 @@ $(LAB_STAMP): pyproject.toml
 	@touch $(LAB_STAMP)
 
 $(TEST_STAMP): $(LAB_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,site]'
 	@touch $(TEST_STAMP)
 
 lab: $(LAB_STAMP)
@@ -29,7 +29,7 @@ test: $(TEST_STAMP)
 
 # The fast lane: unit and property tests; no notebooks, services or slow differentials.
 check: $(TEST_STAMP)
-	$(BIN)/python -m pytest tests -m "not service and not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests -m "not service and not slow and not site" $(PYTEST_ARGS)
 
 notebooks: $(LAB_STAMP)
 	$(BIN)/ratelab notebooks
@@ -39,3 +39,13 @@ bench: $(TEST_STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+
+# The course as a static website from the executed notebooks (nothing is re-executed):
+# build/site/_build/html/index.html. Needs the site extra, installed once.
+.PHONY: site
+$(VENV)/.site-stamp: $(LAB_STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[site]'
+	@touch $@
+
+site: $(VENV)/.site-stamp
+	$(BIN)/jupyter-book build . --config site/_config.yml --toc site/_toc.yml --path-output build/site

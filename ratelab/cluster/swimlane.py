@@ -7,19 +7,26 @@ from typing import Sequence
 from ..plot import COLORS, use_style
 from .sim import CommandRecord, DecisionRecord
 
+LABEL_PT = 10
+"""Text on a swimlane: 10 pt, readable at the size a notebook shows the figure."""
+
+WIDTH_IN = 10.0
+"""A swimlane panel's width: one panel across the page, never two squeezed side by side."""
+
 
 def swimlane(commands: Sequence[CommandRecord], decisions: Sequence[DecisionRecord] = (),
-             ax=None, title: str = "", unit_s: float = 1e-3):
+             ax=None, title: str = "", unit_s: float = 1e-3, legend: bool = True):
     """Draw `commands` (sent -> executed at the store -> replied) on lanes; return the axes.
 
     Times are shown in units of `unit_s` (default milliseconds). Each command is labelled at
     the store with what it was and the reply; each decision is marked on its gateway's lane.
+    A legend (below the panel) tells the request arrows from the reply arrows.
     """
     import matplotlib.pyplot as plt
 
     use_style()
     if ax is None:
-        _, ax = plt.subplots(figsize=(8, 1.2 + 0.9 * (1 + len({c.who for c in commands}))))
+        _, ax = plt.subplots(figsize=(WIDTH_IN, lane_height(commands, decisions)))
     lanes = sorted({c.who for c in commands} | {f"g{d.gateway}" for d in decisions})
     y = {who: len(lanes) - i for i, who in enumerate(lanes)}
     y_store = 0
@@ -28,21 +35,21 @@ def swimlane(commands: Sequence[CommandRecord], decisions: Sequence[DecisionReco
     for c in commands:
         at = c.executed if c.executed is not None else c.arrived
         ax.annotate("", xy=(at / unit_s, y_store), xytext=(c.sent / unit_s, y[c.who]),
-                    arrowprops=dict(arrowstyle="->", color=colour[c.who], lw=1.2))
+                    arrowprops=dict(arrowstyle="->", color=colour[c.who], lw=1.4))
         if c.replied is not None:
             ax.annotate("", xy=(c.replied / unit_s, y[c.who]), xytext=(at / unit_s, y_store),
-                        arrowprops=dict(arrowstyle="->", color=colour[c.who], lw=1.0,
+                        arrowprops=dict(arrowstyle="->", color=colour[c.who], lw=1.2,
                                         linestyle="--"))
-        ax.plot([at / unit_s], [y_store], "o", color=colour[c.who], ms=4)
+        ax.plot([at / unit_s], [y_store], "o", color=colour[c.who], ms=5)
         side = 1 if lanes.index(c.who) % 2 == 0 else -1
         ax.annotate(f"{c.what} → {c.reply}", (at / unit_s, y_store),
-                    xytext=(0, -14 if side > 0 else -26), textcoords="offset points",
-                    ha="center", fontsize=7, color=colour[c.who])
+                    xytext=(0, -16 if side > 0 else -31), textcoords="offset points",
+                    ha="center", fontsize=LABEL_PT, color=colour[c.who])
     for d in decisions:
         mark = COLORS["admitted"] if d.allowed else COLORS["rejected"]
-        ax.plot([d.decided / unit_s], [y[f"g{d.gateway}"]], "s", color=mark, ms=7)
+        ax.plot([d.decided / unit_s], [y[f"g{d.gateway}"]], "s", color=mark, ms=8)
         ax.annotate("admit" if d.allowed else "reject", (d.decided / unit_s, y[f"g{d.gateway}"]),
-                    xytext=(6, 4), textcoords="offset points", fontsize=7, color=mark)
+                    xytext=(6, 5), textcoords="offset points", fontsize=LABEL_PT, color=mark)
     times = [t for c in commands for t in (c.sent, c.arrived, c.executed, c.replied)
              if t is not None] + [d.decided for d in decisions]
     if times:
@@ -50,8 +57,56 @@ def swimlane(commands: Sequence[CommandRecord], decisions: Sequence[DecisionReco
         pad = 0.08 * (hi - lo or 1.0)
         ax.set_xlim(lo - pad, hi + 2 * pad)
     ax.set_yticks([y_store, *y.values()], ["store", *y.keys()])
-    ax.set_ylim(-1.0, len(lanes) + 0.6)
-    ax.set_xlabel("time (ms)" if unit_s == 1e-3 else f"time (x {unit_s} s)")
+    ax.tick_params(labelsize=LABEL_PT)
+    ax.set_ylim(-1.3, len(lanes) + 0.6)
+    ax.set_xlabel("time (ms)" if unit_s == 1e-3 else f"time (x {unit_s} s)", fontsize=LABEL_PT)
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize=LABEL_PT + 1)
+    if legend:
+        ax.legend(handles=legend_handles(), loc="upper center", bbox_to_anchor=(0.5, -0.32),
+                  ncols=5, fontsize=LABEL_PT, frameon=False)
     return ax
+
+
+def legend_handles() -> list:
+    """Proxies for the legend: request and reply arrows, execution at the store, decisions."""
+    from matplotlib.lines import Line2D
+
+    grey = COLORS["limit"]
+    return [
+        Line2D([], [], color=grey, lw=1.4, label="request: gateway → store"),
+        Line2D([], [], color=grey, lw=1.2, ls="--", label="reply: store → gateway"),
+        Line2D([], [], color=grey, marker="o", ls="", ms=5, label="executed at the store"),
+        Line2D([], [], color=COLORS["admitted"], marker="s", ls="", ms=8, label="admitted"),
+        Line2D([], [], color=COLORS["rejected"], marker="s", ls="", ms=8, label="rejected"),
+    ]
+
+
+def lane_height(commands: Sequence[CommandRecord], decisions: Sequence[DecisionRecord] = ()
+                ) -> float:
+    """Inches for one swimlane panel: room for every lane, the labels and the legend."""
+    lanes = {c.who for c in commands} | {f"g{d.gateway}" for d in decisions}
+    return 2.0 + 0.9 * (1 + len(lanes))
+
+
+def swimlanes(runs: Sequence[tuple[Sequence[CommandRecord], Sequence[DecisionRecord], str]],
+              unit_s: float = 1e-3):
+    """Several runs' swimlanes stacked, full width, on one shared time axis; the Figure.
+
+    `runs` are (commands, decisions, title) triples. Use this, not side-by-side axes, to
+    compare runs: each panel keeps the full width, so its labels stay readable.
+    """
+    import matplotlib.pyplot as plt
+
+    use_style()
+    heights = [lane_height(c, d) for c, d, _ in runs]
+    fig, axes = plt.subplots(len(runs), 1, figsize=(WIDTH_IN, sum(heights)), sharex=True,
+                             gridspec_kw={"height_ratios": heights, "hspace": 0.45},
+                             squeeze=False)
+    for i, (ax, (commands, decisions, title)) in enumerate(zip(axes[:, 0], runs)):
+        swimlane(commands, decisions, ax=ax, title=title, unit_s=unit_s,
+                 legend=i == len(runs) - 1)
+        if i < len(runs) - 1:
+            ax.set_xlabel("")
+            ax.tick_params(labelbottom=True)
+    return fig

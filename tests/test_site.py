@@ -1,0 +1,146 @@
+"""`make site`: the course as a static website, built from the executed notebooks (one build).
+
+Jupyter Book 1 (Sphinx + myst-nb + sphinx-book-theme) renders the committed notebooks without
+executing them. The test builds the site once into a temporary directory, then checks that
+every lesson and exercise notebook has its page, that no link inside the site is broken, that
+search has an index, and — in Debian's chromium — that notebook 04's page shows a figure.
+Skips when jupyter-book is not installed (``pip install -e '.[site]'``), fails under
+RATELAB_REQUIRE_SERVICES=1.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+import yaml
+
+from services import need, required
+
+pytestmark = pytest.mark.site
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "artifacts" / "site"
+
+
+def notebooks() -> list[Path]:
+    """Every lesson and exercise notebook, by glob."""
+    return sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")) + sorted(
+        (ROOT / "notebooks" / "exercises").glob("*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The built site's html directory (built once for this module)."""
+    jb = Path(sys.executable).with_name("jupyter-book")
+    if not jb.exists():
+        if required():
+            pytest.fail("RATELAB_REQUIRE_SERVICES=1 but jupyter-book is missing "
+                        "(pip install -e '.[site]')")
+        pytest.skip("jupyter-book is not installed (pip install -e '.[site]')")
+    out = tmp_path_factory.mktemp("site")
+    start = time.monotonic()
+    run = subprocess.run(
+        [str(jb), "build", str(ROOT), "--config", str(ROOT / "site" / "_config.yml"),
+         "--toc", str(ROOT / "site" / "_toc.yml"), "--path-output", str(out)],
+        capture_output=True, text=True, timeout=1200)
+    print(f"site built in {time.monotonic() - start:.0f} s")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return out / "_build" / "html"
+
+
+class Links(html.parser.HTMLParser):
+    """Every href and src of a page, and every id it defines."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name in ("href", "src") and value:
+                self.links.append(value)
+            if name == "id" and value:
+                self.ids.add(value)
+
+
+def parse(page: Path) -> Links:
+    p = Links()
+    p.feed(page.read_text(encoding="utf-8", errors="replace"))
+    return p
+
+
+def test_every_notebook_has_its_page(site):
+    nbs = notebooks()
+    assert len(nbs) >= 10
+    for nb in nbs:
+        page = site / nb.relative_to(ROOT).with_suffix(".html")
+        assert page.is_file(), f"no page for {nb.relative_to(ROOT)}"
+        assert "cell_output" in page.read_text(), f"{page.name} shows no outputs"
+    index = (site / "site" / "index.html").read_text()
+    for nb in nbs:  # and the front page's contents link to it
+        assert nb.relative_to(ROOT).with_suffix(".html").as_posix().split("/")[-1] in index
+
+
+def test_no_internal_link_is_broken(site):
+    pages = sorted(p for p in site.rglob("*.html")
+                   if "_static" not in p.relative_to(site).parts)  # theme template fragments
+    parsed = {page: parse(page) for page in pages}
+    broken = []
+    for page, links in parsed.items():
+        for link in links.links:
+            url = urlsplit(link)
+            if url.scheme or url.netloc or link.startswith(("mailto:", "javascript:")):
+                continue  # outside the site (Binder, the repository): not ours to check
+            target = page if not url.path else (page.parent / unquote(url.path)).resolve()
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                broken.append(f"{page.relative_to(site)} → {link}")
+            elif url.fragment and target.suffix == ".html":
+                ids = parsed[target].ids if target in parsed else parse(target).ids
+                if unquote(url.fragment) not in ids:
+                    broken.append(f"{page.relative_to(site)} → {link} (no such anchor)")
+    assert not broken, "\n".join(broken[:20])
+
+
+def test_search_and_binder_are_configured(site):
+    assert (site / "search.html").is_file()
+    assert "boundary" in (site / "searchindex.js").read_text()
+    config = yaml.safe_load((ROOT / "site" / "_config.yml").read_text())
+    assert config["execute"]["execute_notebooks"] == "off"
+    assert config["launch_buttons"]["binderhub_url"] == "https://mybinder.org"
+    assert "redis-server" in (ROOT / "apt.txt").read_text().split()
+    assert "mybinder.org" in (site / "notebooks" / "04-live-limiter.html").read_text()
+
+
+def test_a_page_shows_a_figure_in_chromium(site):
+    executable = need("chromium", "the site's screenshot is taken in Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    from test_browser import CHROMIUM_FLAGS
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SHOTS / "04-live-limiter.png"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.goto((site / "notebooks" / "04-live-limiter.html").as_uri())
+            page.wait_for_load_state("load")
+            sizes = page.evaluate("""() => [...document.querySelectorAll('main .cell_output img')]
+                .map(i => [i.naturalWidth, i.naturalHeight, i.src.slice(0, 60)])""")
+            figure = page.locator("main .cell_output img").first
+            figure.scroll_into_view_if_needed()
+            page.screenshot(path=str(shot))
+        finally:
+            browser.close()
+    assert any(w > 400 and h > 300 for w, h, _ in sizes), sizes  # the Compare snapshot
+    assert shot.stat().st_size > 20_000
