@@ -33,6 +33,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.widgets", "add_fps"),
     ("ratelab.analysis.cli", "add"),
     ("ratelab.bench", "add_bench"),
+    ("ratelab.whatif.cli", "add_what_if"),
 ]
 
 
