@@ -34,6 +34,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.analysis.cli", "add"),
     ("ratelab.bench", "add_bench"),
     ("ratelab.whatif.cli", "add_what_if"),
+    ("ratelab.scale.bench", "add_bench_dask"),
 ]
 
 

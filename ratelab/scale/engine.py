@@ -71,10 +71,11 @@ def cluster(scheduler: str | None = None, workers: int | None = None,
         yield client
 
 
-def _gather_in_order(client, futures, sizes, total, progress: bool, desc: str):
+def _gather_in_order(futures, total, progress: bool, desc: str):
     """Each future's result, in order, as soon as it and every one before it are done.
 
-    Yields results in index order; keeps at most the out-of-order ones in memory.
+    Every task returns (requests, result); the bar counts requests. Yields the results in
+    index order, holding only those that finished ahead of an earlier one.
     """
     from distributed import as_completed
 
@@ -86,9 +87,9 @@ def _gather_in_order(client, futures, sizes, total, progress: bool, desc: str):
     with bar(total, desc=desc, unit="req", unit_scale=True, progress=progress) as b:
         for fut in as_completed(futures):
             i = index[fut.key]
-            done[i] = fut.result()
+            n, done[i] = fut.result()
             fut.release()
-            b.update(sizes[i] if sizes is not None else 0)
+            b.update(n)
             while nxt in done:
                 yield done.pop(nxt)
                 nxt += 1
@@ -100,8 +101,8 @@ def _gather_in_order(client, futures, sizes, total, progress: bool, desc: str):
 def _chunk_tally(i, pop, plan, bounds, limit, window, modes, groups):
     c = pop.chunk(i, plan=plan, bounds=bounds)
     if groups:
-        return analyse_groups(c.time, c.starts, c.behaviour, limit, window, modes)
-    return analyse_sources(c.time, c.starts, limit, window, modes)
+        return len(c), analyse_groups(c.time, c.starts, c.behaviour, limit, window, modes)
+    return len(c), analyse_sources(c.time, c.starts, limit, window, modes)
 
 
 def add_groups(total: dict, part: dict) -> dict:
@@ -123,13 +124,10 @@ def population_tally(client, pop, limit: float, window: float, mode: str = "both
     plan, bounds = pop.plan(), pop.chunk_bounds()
     plan_f, bounds_f = client.scatter([plan, bounds], broadcast=True)
     n = len(bounds) - 1
-    expected = plan[1]
-    sizes = [int(round(expected[bounds[i]:bounds[i + 1]].sum())) for i in range(n)]
     futures = [client.submit(_chunk_tally, i, pop, plan_f, bounds_f, limit, window, modes,
                              groups, pure=False) for i in range(n)]
     total = {} if groups else ErrorTally(limit, window, modes)
-    for t in _gather_in_order(client, futures, sizes, pop.requests, progress,
-                              "error analysis"):
+    for t in _gather_in_order(futures, pop.requests, progress, "error analysis"):
         if groups:
             add_groups(total, t)
         else:
@@ -152,9 +150,26 @@ def parts_tally(client, directory, limit: float, window: float, mode: str = "bot
     futures = [client.submit(_part_tally, str(p), meta.get("grouped", False), limit, window,
                              modes, pure=False) for p in paths]
     total = ErrorTally(limit, window, modes)
-    for _, t in _gather_in_order(client, futures, None, meta["requests"], progress,
-                                 "error analysis"):
+    for t in _gather_in_order(futures, meta["requests"], progress, "error analysis"):
         total.add(t)
+    return total
+
+
+def parts_tally_inprocess(directory, limit: float, window: float, mode: str = "both", *,
+                          progress: bool = True) -> ErrorTally:
+    """:func:`parts_tally` in this process, one part after the other."""
+    from ..progress import bar
+
+    limit, window = positive("limit", limit), positive("window", window)
+    modes = check_mode(mode)
+    meta = P.read_meta(directory)
+    total = ErrorTally(limit, window, modes)
+    with bar(meta["requests"], desc="error analysis", unit="req", unit_scale=True,
+             progress=progress) as b:
+        for path in P.part_paths(directory, meta):
+            n, t = _part_tally(str(path), meta.get("grouped", False), limit, window, modes)
+            total.add(t)
+            b.update(n)
     return total
 
 
@@ -200,7 +215,8 @@ def _parts_of(trace, parts_dir, part_requests):
 def _part_what_if(path, grouped, policies):
     from ..whatif import tally
 
-    return tally(P.read_part(path, grouped).to_trace(), policies)
+    trace = P.read_part(path, grouped).to_trace()
+    return len(trace), tally(trace, policies)
 
 
 def parts_what_if(client, directory, policies, *, progress: bool = True):
@@ -212,7 +228,7 @@ def parts_what_if(client, directory, policies, *, progress: bool = True):
     futures = [client.submit(_part_what_if, str(p), meta.get("grouped", False), policies,
                              pure=False) for p in P.part_paths(directory, meta)]
     total = WhatIfTally(policies)
-    for t in _gather_in_order(client, futures, None, meta["requests"], progress, "what-if"):
+    for t in _gather_in_order(futures, meta["requests"], progress, "what-if"):
         total.add(t)
     return total
 
