@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from ..analysis.error import ErrorTally, analyse_groups, analyse_sources, check_mode
@@ -233,14 +233,17 @@ def parts_what_if(client, directory, policies, *, progress: bool = True):
     return total
 
 
-def what_if_dask(trace, policies, *, source: str = "", scheduler: str | None = None,
-                 workers: int | None = None, parts_dir=None,
+def what_if_dask(trace, policies, *, source: str = "", client=None,
+                 scheduler: str | None = None, workers: int | None = None, parts_dir=None,
                  part_requests: int = P.PART_REQUESTS, progress: bool = False) -> dict:
-    """:func:`ratelab.whatif.what_if`'s record, computed on a Dask cluster part by part."""
+    """:func:`ratelab.whatif.what_if`'s record, computed on a Dask cluster part by part.
+
+    The cluster of `client`, else a new one (:func:`cluster` with `scheduler`, `workers`).
+    """
     if scheduler is not None and parts_dir is None:
         raise ValueError("a trace sent to a Dask scheduler needs parts_dir: storage that "
                          "every worker can read (this machine's temporary directory is not)")
-    with cluster(scheduler, workers) as client, _parts_of(trace, parts_dir,
-                                                          part_requests) as directory:
-        total = parts_what_if(client, directory, policies, progress=progress)
+    with (nullcontext(client) if client is not None else cluster(scheduler, workers)) as c, \
+            _parts_of(trace, parts_dir, part_requests) as directory:
+        total = parts_what_if(c, directory, policies, progress=progress)
     return total.record(trace.name_of, source)

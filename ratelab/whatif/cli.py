@@ -71,15 +71,19 @@ def run(args) -> int:
         policies = [parse_policy(p) for p in args.policy]
     except ValueError as e:
         raise ValueError(f"--policy: {e}") from None
-    trace, name = _load(args)
-    if args.engine == "dask":
-        from ..scale import what_if_dask
+    try:
+        trace, name = _load(args)
+        if args.engine == "dask":
+            from ..scale import what_if_dask
 
-        record = what_if_dask(trace, policies, source=name, scheduler=args.scheduler,
-                              workers=args.workers)
-    else:
-        record = tally(trace, policies, progress=not args.no_progress).record(
-            trace.name_of, name)
+            record = what_if_dask(trace, policies, source=name, scheduler=args.scheduler,
+                                  workers=args.workers)
+        else:
+            record = tally(trace, policies, progress=not args.no_progress).record(
+                trace.name_of, name)
+    except OSError as e:  # a missing file, a scheduler that does not answer
+        print(f"ratelab: error: {e}", file=sys.stderr)
+        return 1
     record["engine"] = args.engine
     if args.json:
         print(json.dumps(record, indent=2))
@@ -89,7 +93,8 @@ def run(args) -> int:
 
 
 def _load(args):
-    """(trace, name); a missing file or dataset is an environment failure (exit 1)."""
+    """(trace, name); a missing file or dataset is an OSError naming the flag."""
+    flag = "--dataset" if args.dataset else "--trace"
     try:
         if args.dataset:
             from .. import datasets
@@ -101,9 +106,7 @@ def _load(args):
         return load_log(args.trace, args.format, progress=not args.no_progress,
                         warn=False), args.trace
     except FileNotFoundError as e:
-        print(f"ratelab: error: {'--dataset' if args.dataset else '--trace'}: {e}",
-              file=sys.stderr)
-        raise SystemExit(1) from None
+        raise FileNotFoundError(f"{flag}: {e}") from None
 
 
 # ---------------------------------------------------------------- rendering
