@@ -65,8 +65,10 @@ def cluster(scheduler: str | None = None, workers: int | None = None,
     if n < 1:
         raise ValueError(f"workers must be >= 1, got {workers!r}")
     kw = {} if memory_limit is None else {"memory_limit": memory_limit}
+    # no dashboard; the scheduler's own small HTTP server on a free loopback port
     with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=40, **kw) as lc, \
+                      dashboard_address=None, silence_logs=40,
+                      scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}, **kw) as lc, \
             Client(lc) as client:
         yield client
 
