@@ -61,15 +61,23 @@ def cluster(scheduler: str | None = None, workers: int | None = None,
         finally:
             client.close()
         return
+    import dask
+
     n = default_workers() if workers is None else int(workers)
     if n < 1:
         raise ValueError(f"workers must be >= 1, got {workers!r}")
     kw = {} if memory_limit is None else {"memory_limit": memory_limit}
+    # the workers' stack sampler (a thread waking every 10 ms) and monitors (every 0.1-0.5 s)
+    # cost CPU the kernels need; the nannies hand these settings to the workers they start
+    quiet = dask.config.set({"distributed.worker.profile.enabled": False,
+                             "distributed.admin.system-monitor.interval": "1s",
+                             "distributed.worker.memory.monitor-interval": "1s"})
     # no dashboard; the scheduler's own small HTTP server on a free loopback port
     with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                       dashboard_address=None, silence_logs=40,
                       scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}, **kw) as lc, \
             Client(lc) as client:
+        quiet.__exit__(None, None, None)
         yield client
 
 
