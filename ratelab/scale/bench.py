@@ -1,4 +1,4 @@
-"""``ratelab bench-dask``: the Dask engine measured — beyond memory, and against the in-process engine.
+"""``ratelab bench-dask``: the Dask engine measured, beyond memory and against in-process.
 
 ``beyond-memory``
     writes a synthetic population (default 1 billion requests from 675,000 sources: the

@@ -3,7 +3,8 @@
     ratelab what-if --dataset epa-http --policy "token-bucket rate=1 capacity=10" \\
         --policy "sliding-window-counter limit=60 window=60"
     ratelab what-if --trace access.log.gz --policy "gcra rate=5 burst=20" --json
-    ratelab what-if --trace access.log.gz --policy "..." --engine dask --scheduler tcp://h:8786
+    ratelab what-if --trace access.log.gz --policy "..." --engine dask \\
+        --scheduler tcp://h:8786 --parts-dir /shared/parts
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ def add_what_if(sub) -> None:
     p.add_argument("--workers", type=int, default=None,
                    help="with --engine dask and no --scheduler: LocalCluster worker "
                         "processes (default: every core)")
+    p.add_argument("--parts-dir", metavar="DIR", default=None,
+                   help="with --engine dask: where the log is written partitioned by client "
+                        "(storage every worker reads; needed with --scheduler; default: a "
+                        "temporary directory)")
     p.add_argument("--json", action="store_true", help="print the record as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -63,8 +68,13 @@ def run(args) -> int:
     if args.key not in KEYS:
         raise ValueError(f"--key: {args.key!r} is not a column these logs are keyed by; "
                          f"choose one of {', '.join(KEYS)}")
-    if args.scheduler and args.engine != "dask":
-        raise ValueError("--scheduler needs --engine dask")
+    for flag, value in (("--scheduler", args.scheduler), ("--workers", args.workers),
+                        ("--parts-dir", args.parts_dir)):
+        if value is not None and args.engine != "dask":
+            raise ValueError(f"{flag} needs --engine dask")
+    if args.scheduler and args.parts_dir is None:
+        raise ValueError("--scheduler needs --parts-dir: storage every worker can read, "
+                         "where the log is written partitioned by client")
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     try:
@@ -77,7 +87,7 @@ def run(args) -> int:
             from ..scale import what_if_dask
 
             record = what_if_dask(trace, policies, source=name, scheduler=args.scheduler,
-                                  workers=args.workers)
+                                  workers=args.workers, parts_dir=args.parts_dir)
         else:
             record = tally(trace, policies, progress=not args.no_progress).record(
                 trace.name_of, name)
