@@ -192,12 +192,12 @@ def trace_tally(trace, limit: float, window: float, mode: str = "both", *,
     Parquet under `parts_dir` (default: a temporary directory, for a LocalCluster) and
     tallied by `client`'s cluster. The same figures either way.
     """
-    from ..analysis.error import by_source  # noqa: F401  (the same cost-1 check)
+    from ..analysis.error import by_source
 
     limit, window = positive("limit", limit), positive("window", window)
     modes = check_mode(mode)
     if trace.cost is not None:
-        by_source(trace)  # refuses costs other than 1, as the in-memory analysis does
+        by_source(trace)  # refuses costs other than 1, as the one-pass analysis does
     if check_engine(engine) == "inprocess":
         total = ErrorTally(limit, window, modes)
         for p in P.split(trace, part_requests):

@@ -244,8 +244,8 @@ class WhatIfTally:
             "source": source,
             "requests": self.requests,
             "clients": self.clients,
-            "first_s": _plain(self.first_s) if self.requests else None,
-            "last_s": _plain(self.last_s) if self.requests else None,
+            "first_s": float(self.first_s) if self.requests else None,
+            "last_s": float(self.last_s) if self.requests else None,
             "offered": offered,
             "policies": [],
         }
@@ -295,10 +295,6 @@ class WhatIfTally:
 
 def _pct(part, whole) -> float | None:
     return 100.0 * float(part) / float(whole) if whole else None
-
-
-def _plain(x: float) -> float:
-    return float(x)
 
 
 def _peaks(per_second: pd.Series, per_minute: pd.Series) -> dict:
