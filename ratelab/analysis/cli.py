@@ -4,6 +4,8 @@
         --limit 100 --window 60 --mode both
     ratelab error-analysis --dataset epa-http --window 60          # limits at peak quantiles
     ratelab error-analysis --trace access.log.gz --format clf --limit 300 --json
+    ratelab error-analysis --synthetic --engine dask --scheduler tcp://scheduler:8786 ...
+    ratelab error-analysis --parquet trace-parts/ --engine dask --limit 100 --window 60
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import shlex
 import sys
 import time
+from contextlib import nullcontext
 from dataclasses import fields
 
 from ..cli_support import (EnvironmentFailure, UsageError, choices_help, command, count, flags,
@@ -98,6 +101,9 @@ def add(sub) -> None:
     what.add_argument("--trace", metavar="FILE", help="an HTTP log (gzip or plain)")
     what.add_argument("--dataset", metavar="NAME", choices=_dataset_names(),
                       help="a recorded trace: " + ", ".join(_dataset_names()))
+    what.add_argument("--parquet", metavar="PATH",
+                      help="a trace in Parquet (columns time, key[, cost]), or a directory "
+                           "partitioned by source (ratelab-parts.json); needs --limit")
     from ..traces.cli import add_input_options
 
     add_input_options(p, "--trace")
@@ -113,8 +119,21 @@ def add(sub) -> None:
                    help="for a trace without --limit: limits at these quantiles of the "
                         "per-source peak count in a window (default: "
                         + " ".join(f"{q:g}" for q in DEFAULT_QUANTILES) + ")")
+    p.add_argument("--engine", choices=("inprocess", "dask"), default="inprocess",
+                   help=choices_help("where the analysis runs", {
+                       "inprocess": "chunks one after the other in this process",
+                       "dask": "one task per chunk or partition of sources on a Dask cluster"}))
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="with --engine dask: an existing scheduler, tcp://host:8786 "
+                        "(default: a LocalCluster on this machine)")
     p.add_argument("--workers", type=count, default=None,
-                   help="processes for --synthetic (default: every core)")
+                   help="with --engine dask and no --scheduler: LocalCluster worker "
+                        "processes (default: every core)")
+    p.add_argument("--parts-dir", metavar="DIR", default=None,
+                   help="with --engine dask on a trace: where to write it partitioned by "
+                        "source, storage every worker reads (default: a temporary directory)")
+    p.add_argument("--part-requests", type=count, default=None,
+                   help="requests per partition of a trace (default: --chunk-requests)")
     p.add_argument("--by-behaviour", action="store_true",
                    help="with --synthetic: also tally each behaviour apart (about 3x the work) "
                         "and say how far over the threshold each misjudged source ran")
@@ -142,12 +161,11 @@ def run(args) -> dict:
     given = [f"--{f.name.replace('_', '-')}" for f in fields(Population)
              if hasattr(args, f"pop_{f.name}")]
     if not args.synthetic:
-        for flag, value in [(given[0] if given else None, given),
-                            ("--workers", args.workers)]:
-            if value:
-                raise UsageError(flag, "applies to --synthetic only")
+        if given:
+            raise UsageError(given[0], "applies to --synthetic only")
+    _check_engine_args(args)
     if not args.trace:
-        for name in ("format", "time_col", "time_format", "key_col", "cost_col", "engine"):
+        for name in ("format", "time_col", "time_format", "key_col", "cost_col", "reader"):
             if getattr(args, name) not in (None, "auto"):
                 flag = "--" + name.replace("_", "-")
                 raise UsageError(flag, "applies to --trace only (a dataset knows its format)")
@@ -161,7 +179,8 @@ def run(args) -> dict:
             setattr(args, f"pop_{f.name}", getattr(defaults, f.name))
     with flags(limit="--limit", window="--window", workers="--workers",
                **{f.name: f"--{f.name.replace('_', '-')}" for f in fields(Population)}):
-        out = _synthetic(args) if args.synthetic else _recorded(args)
+        out = (_synthetic(args) if args.synthetic else
+               _parquet(args) if args.parquet else _recorded(args))
     if args.json:
         return {"command": reproduce(args), **out}
     return None
@@ -179,6 +198,8 @@ def reproduce(args) -> str:
                 words += [f"--{f.name.replace('_', '-')}", _number(v)]
     elif args.dataset:
         words += ["--dataset", args.dataset]
+    elif args.parquet:
+        words += ["--parquet", args.parquet]
     else:
         words += ["--trace", args.trace, "--format", args.format]
         for name in ("time_col", "time_format", "key_col", "cost_col"):
@@ -193,8 +214,14 @@ def reproduce(args) -> str:
     words += ["--window", _number(args.window), "--mode", args.mode]
     if args.synthetic and getattr(args, "by_behaviour", False):
         words.append("--by-behaviour")
-    if args.synthetic and args.workers:
+    if args.engine != "inprocess":
+        words += ["--engine", args.engine]
+    if args.scheduler:
+        words += ["--scheduler", args.scheduler]
+    elif args.workers:
         words += ["--workers", str(args.workers)]
+    if args.part_requests and not args.synthetic:
+        words += ["--part-requests", str(args.part_requests)]
     return " ".join(shlex.quote(w) for w in words)
 
 
@@ -219,7 +246,8 @@ def _synthetic(args) -> dict:
         from .error import ErrorTally, check_mode
         from .stream import population_groups
 
-        groups = population_groups(pop, limit, args.window, args.mode, workers=args.workers,
+        groups = population_groups(pop, limit, args.window, args.mode, engine=args.engine,
+                                   scheduler=args.scheduler, workers=args.workers,
                                    progress=not args.no_progress)
         tally = ErrorTally(limit, args.window, check_mode(args.mode))
         for name in BEHAVIOURS:  # the behaviours partition the sources: they add up
@@ -232,28 +260,103 @@ def _synthetic(args) -> dict:
                           **g.misjudged(m)} for m in g.modes}}
             for name, g in groups.items()}
     else:
-        tally = analyse_population(pop, limit, args.window, args.mode, workers=args.workers,
+        tally = analyse_population(pop, limit, args.window, args.mode, engine=args.engine,
+                                   scheduler=args.scheduler, workers=args.workers,
                                    progress=not args.no_progress)
     detail["misjudged"] = {m: tally.misjudged(m) for m in tally.modes}
     wall = time.perf_counter() - start
-    run_info = {"wall_s": round(wall, 2), "chunks": pop.n_chunks,
-                "workers": args.workers or _workers(), **peak_rss_mb()}
+    run_info = {"wall_s": round(wall, 2), "chunks": pop.n_chunks, "engine": args.engine,
+                "workers": _workers(args), **peak_rss_mb()}
     if not args.json:
         print(f"synthetic population: {pop.sources:,} sources, {tally.requests:,} requests "
               f"over {pop.duration_s:g} s (seed {pop.seed}); limit {limit:g} per "
               f"{args.window:g} s")
         print(format_table(tally.table()))
         print(f"\n{run_info['wall_s']} s wall, {run_info['chunks']} chunks on "
-              f"{run_info['workers']} processes; peak RSS {run_info['main_mb']} MB (main), "
-              f"{run_info['largest_worker_mb']} MB (largest worker)", file=sys.stderr)
+              f"{run_info['workers']} processes ({args.engine}); peak RSS "
+              f"{run_info['main_mb']} MB (this process)", file=sys.stderr)
     return {"source": "synthetic", "population": pop.params(), **tally.to_dict(), **detail,
             "run": run_info}
 
 
-def _workers() -> int:
+def _workers(args):
+    """Processes at work: 1 in process, the LocalCluster's, or None for a scheduler's."""
     from .stream import default_workers
 
-    return default_workers()
+    if args.engine == "inprocess":
+        return 1
+    return None if args.scheduler else (args.workers or default_workers())
+
+
+def _check_engine_args(args) -> None:
+    if args.engine != "dask":
+        for flag, value in (("--scheduler", args.scheduler), ("--workers", args.workers),
+                            ("--parts-dir", args.parts_dir)):
+            if value is not None:
+                raise UsageError(flag, "needs --engine dask")
+    if args.scheduler and not args.synthetic and args.parts_dir is None and not (
+            args.parquet and _partitioned(args.parquet)):
+        raise UsageError("--scheduler", "with a trace needs --parts-dir: storage every worker "
+                                        "can read, where the trace is written partitioned "
+                                        "by source")
+
+
+def _partitioned(path) -> bool:
+    from pathlib import Path
+
+    from ..scale.parts import META
+
+    return (Path(path) / META).is_file()
+
+
+def _part_requests(args) -> int:
+    return args.part_requests or getattr(args, "pop_chunk_requests",
+                                         Population().chunk_requests)
+
+
+def _parquet(args) -> dict:
+    """A Parquet trace: partitioned by source (shuffled once with Dask if it is not yet)."""
+    import tempfile
+    from pathlib import Path
+
+    from ..scale import engine as E
+    from ..scale import parts as P
+    from .error import format_table
+
+    if args.limit is None:
+        raise UsageError("--parquet", "needs --limit (the peak quantiles need the trace in "
+                                      "memory)")
+    path = Path(args.parquet)
+    if not path.exists():
+        raise EnvironmentFailure(f"--parquet: no such file or directory: {path}",
+                                 "check the path")
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ratelab-parts-") as tmp:
+        if args.engine == "inprocess":
+            if not _partitioned(path):
+                raise UsageError("--parquet", "a trace not yet partitioned by source needs "
+                                              "--engine dask (it is shuffled once, with Dask)")
+            t = E.parts_tally_inprocess(path, args.limit, args.window, args.mode,
+                                        progress=not args.no_progress)
+        else:
+            with E.cluster(args.scheduler, args.workers) as client:
+                if not _partitioned(path):
+                    out = Path(args.parts_dir or tmp)
+                    P.shuffle_parquet(path, out, client, _part_requests(args))
+                    path = out
+                t = E.parts_tally(client, path, args.limit, args.window, args.mode,
+                                  progress=not args.no_progress)
+    meta = P.read_meta(path) if _partitioned(path) else {}
+    wall = time.perf_counter() - start
+    if not args.json:
+        print(f"{args.parquet}: {t.requests:,} requests, {t.sources:,} sources; limit "
+              f"{args.limit:g} per {args.window:g} s")
+        print(format_table(t.table()))
+        print(f"\n{wall:.2f} s wall ({args.engine})", file=sys.stderr)
+    return {"source": args.parquet, "requests": t.requests, "sources": t.sources,
+            "parts": meta.get("parts"), **t.to_dict(),
+            "run": {"wall_s": round(wall, 2), "engine": args.engine,
+                    "workers": _workers(args)}}
 
 
 def _load(args):
@@ -279,7 +382,8 @@ def _read(args):
 
 
 def _recorded(args) -> dict:
-    from .error import format_table, tally, thresholds
+    from ..scale import engine as E
+    from .error import format_table, thresholds
 
     trace, name = _load(args)
     if args.limit is not None:
@@ -293,14 +397,19 @@ def _recorded(args) -> dict:
               f"{trace.duration:,.0f} s")
         if report is not None:
             print(report)
-    for q, limit in limits.items():
-        t = tally(trace, limit, args.window, args.mode)
-        results.append({"quantile": q, **t.to_dict()})
-        if not args.json:
-            head = (f"limit {limit:g} per {args.window:g} s" if q is None else
-                    f"limit {limit:g} per {args.window:g} s = the {100 * q:g}th percentile "
-                    "of per-source peak counts")
-            print(f"\n{head}\n{format_table(t.table())}")
+    with (E.cluster(args.scheduler, args.workers) if args.engine == "dask"
+          else nullcontext(None)) as client:
+        for q, limit in limits.items():
+            t = E.trace_tally(trace, limit, args.window, args.mode, engine=args.engine,
+                              client=client, parts_dir=args.parts_dir,
+                              part_requests=_part_requests(args),
+                              progress=not args.no_progress)
+            results.append({"quantile": q, **t.to_dict()})
+            if not args.json:
+                head = (f"limit {limit:g} per {args.window:g} s" if q is None else
+                        f"limit {limit:g} per {args.window:g} s = the {100 * q:g}th "
+                        "percentile of per-source peak counts")
+                print(f"\n{head}\n{format_table(t.table())}")
     return {"source": name, "requests": len(trace), "sources": trace.n_keys,
             "load_report": None if report is None else str(report), "results": results}
 

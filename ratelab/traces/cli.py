@@ -19,7 +19,7 @@ from .tables import TABLE_FORMATS, TIME_FORMATS
 
 
 def add_input_options(p: argparse.ArgumentParser, what: str = "the file") -> None:
-    """Add --format, --time-col, --key-col, --cost-col, --time-format and --engine to `p`."""
+    """Add --format, --time-col, --key-col, --cost-col, --time-format and --reader to `p`."""
     g = p.add_argument_group(f"how to read {what}")
     g.add_argument("--format", choices=("auto", "common", "combined") + FORMATS + TABLE_FORMATS,
                    default="auto",
@@ -40,7 +40,7 @@ def add_input_options(p: argparse.ArgumentParser, what: str = "the file") -> Non
     g.add_argument("--cost-col", metavar="COL", default=None,
                    help="tables: the cost of each request, a positive number (default: none, "
                         "every request costs 1)")
-    g.add_argument("--engine", choices=ENGINES, default="auto",
+    g.add_argument("--reader", choices=ENGINES, default="auto",
                    help="fast: the compiled CLF reader; reference: line by line; the same "
                         "trace either way (default: auto, fast for CLF)")
 
@@ -51,7 +51,7 @@ def read_input(path, args, option: str = "--trace", progress: bool = True):
     from .loaders import load_log
 
     try:
-        return load_log(path, args.format, engine=args.engine, progress=progress, warn=False,
+        return load_log(path, args.format, engine=args.reader, progress=progress, warn=False,
                         time_col=args.time_col, key_col=args.key_col,
                         cost_col=args.cost_col, time_format=args.time_format)
     except FileNotFoundError as e:
@@ -90,7 +90,7 @@ def convert(log, out, args=None, progress: bool = True) -> dict:
     from .tables import write_parquet
 
     if args is None:
-        args = argparse.Namespace(format="auto", engine="auto", time_col=None, key_col=None,
+        args = argparse.Namespace(format="auto", reader="auto", time_col=None, key_col=None,
                                   cost_col=None, time_format=None)
     trace = read_input(log, args, "LOG", progress=progress)
     out = Path(out)

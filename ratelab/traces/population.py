@@ -175,11 +175,7 @@ class Population:
 
     def chunk_bounds(self) -> np.ndarray:
         """Source ids where chunks begin, and N at the end (chunks never split a source)."""
-        _, expected = self.plan()
-        cum = np.cumsum(expected)
-        marks = np.arange(1, int(np.ceil(cum[-1] / self.chunk_requests))) * self.chunk_requests
-        cuts = np.searchsorted(cum, marks, side="left") + 1
-        return np.unique(np.concatenate([[0], cuts[cuts < self.sources], [self.sources]]))
+        return source_bounds(self.plan()[1], self.chunk_requests)
 
     @property
     def n_chunks(self) -> int:
@@ -265,6 +261,24 @@ class Population:
 
 
 # ---------------------------------------------------------------- building blocks
+
+
+def source_bounds(volume, per_part: float) -> np.ndarray:
+    """Where parts of about `per_part` requests begin, over sources in id order, and N.
+
+    `volume` holds each source's requests (or expected requests); a part never splits a
+    source, so one larger than `per_part` is a part of its own. Chunks of a population and
+    partitions of a recorded trace are cut by this one rule.
+    """
+    volume = np.asarray(volume, dtype=np.float64)
+    n = len(volume)
+    if n == 0:
+        return np.zeros(1, np.int64)
+    cum = np.cumsum(volume)
+    marks = np.arange(1, int(np.ceil(cum[-1] / per_part))) * per_part
+    cuts = np.searchsorted(cum, marks, side="left") + 1
+    return np.unique(np.concatenate([[0], cuts[cuts < n], [n]])).astype(np.int64)
+
 
 
 def _on_off_points(rate_on, mean_on, mean_off, duration, rng):

@@ -15,20 +15,18 @@ SMALL = ["--sources", "400", "--requests", "200000", "--chunk-requests", "40000"
 
 
 def test_synthetic_json_matches_the_library(capsys):
-    assert main(["error-analysis", "--synthetic", *SMALL, "--json", "--workers", "1"]) == 0
+    assert main(["error-analysis", "--synthetic", *SMALL, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     pop = Population(sources=400, requests=200_000, chunk_requests=40_000)
-    want = analyse_population(pop, 50, 60, "both", workers=1, progress=False)
+    want = analyse_population(pop, 50, 60, "both", progress=False)
     assert out["modes"]["estimate"] == json.loads(json.dumps(want.to_dict()))["modes"]["estimate"]
     assert out["modes"]["admission"]["requests"] == want.requests
     assert out["population"]["sources"] == 400 and out["run"]["chunks"] == pop.n_chunks
 
 
-def test_two_processes_give_the_one_process_answer():
-    pop = Population(sources=400, requests=200_000, chunk_requests=40_000, seed=3)
-    one = analyse_population(pop, 50, 60, "both", workers=1, progress=False)
-    two = analyse_population(pop, 50, 60, "both", workers=2, progress=False)
-    assert one.to_dict() == two.to_dict()
+def test_workers_without_dask_is_an_error_naming_the_flag(capsys):
+    assert main(["error-analysis", "--synthetic", *SMALL, "--workers", "2"]) == 2
+    assert "--workers needs --engine dask" in capsys.readouterr().err
 
 
 def test_synthetic_table(capsys):
@@ -92,8 +90,7 @@ def test_the_recorded_command_reproduces_every_argument(capsys):
 
     argv = ["error-analysis", "--synthetic", "--sources", "40", "--requests", "2000",
             "--volume-sigma", "1.2345678", "--bot-jitter-s", "0.1234567",
-            "--limit", "12.3456789", "--window", "7.25", "--no-progress", "--json",
-            "--workers", "1"]
+            "--limit", "12.3456789", "--window", "7.25", "--no-progress", "--json"]
     assert main(argv) == 0
     command = json.loads(capsys.readouterr().out)["command"]
     words = shlex.split(command)

@@ -1,0 +1,387 @@
+"""What if this traffic had met that limiter? A log replayed through candidate policies.
+
+    >>> from ratelab.whatif import parse_policy, what_if
+    >>> policies = [parse_policy("token-bucket rate=10 capacity=50"),
+    ...             parse_policy("sliding-window-counter limit=600 window=60")]
+    >>> record = what_if(trace, policies)                        # doctest: +SKIP
+    >>> record["policies"][0]["requests_limited"]                # doctest: +SKIP
+
+Every key of the trace (a client: an IP, a user ...) is limited on its own, as a keyed
+limiter limits it; each policy is replayed with :func:`ratelab.replay.replay` and what it did
+is counted:
+
+* requests and clients it would have limited, in all and per calendar hour;
+* the clients it hit hardest (most requests limited);
+* the worst minute (the calendar minute with most requests limited);
+* what the backend would have received: the admitted requests, each at its departure (arrival
+  plus any shaping delay), counted per calendar second and minute by
+  :func:`ratelab.metrics.window_counts` — the busiest second and minute, beside the same
+  figures for the traffic as offered;
+* the 429 responses with the Retry-After each would have carried (whole seconds, rounded up
+  as :func:`ratelab.http.whole_seconds` rounds the header): their distribution.
+
+Every figure is a whole count, so a trace split by client into parts can be tallied part by
+part, anywhere, and the tallies added (:class:`WhatIfTally`): the in-process engine and the
+Dask engine (:mod:`ratelab.scale`) give the same record. Windows are calendar ones ([k, k+1)
+s, [60k, 60k+60) s, [3600k, ...)) so that parts add up; a trailing window's peak would need
+every admitted request of every part in one place.
+"""
+
+from __future__ import annotations
+
+import inspect
+import shlex
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..limiters import NAMES, REGISTRY, Limiter, make
+
+HOUR_S = 3600.0
+MINUTE_S = 60.0
+SECOND_S = 1.0
+TOP_CLIENTS = 10
+RETRY_AFTER_PERCENTILES = (50, 90, 99)
+
+
+# ---------------------------------------------------------------- policies
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A registry algorithm with its parameters, as written ("token-bucket rate=10 ...")."""
+
+    text: str
+    name: str
+    params: dict
+
+    def limiter(self) -> Limiter:
+        """A fresh limiter of this policy."""
+        return make(self.name, **self.params)
+
+
+def parameters(name: str) -> dict[str, inspect.Parameter]:
+    """The parameters the registry algorithm `name` takes, by name."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown limiter {name!r}; choose one of {', '.join(NAMES)}")
+    return dict(list(inspect.signature(REGISTRY[name].__init__).parameters.items())[1:])
+
+
+def _value(text: str, default):
+    """A parameter value as written: a bool for true/false, else a number, else the text."""
+    if isinstance(default, bool) or text.lower() in ("true", "false"):
+        if text.lower() not in ("true", "false"):
+            raise ValueError(f"expected true or false, got {text!r}")
+        return text.lower() == "true"
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse_policy(text: str) -> Policy:
+    """The :class:`Policy` that `text` writes: an algorithm name, then ``param=value`` words.
+
+    "token-bucket rate=10 capacity=50"; "leaky-bucket rate=5 capacity=20 mode=shape";
+    "sliding-window-log limit=600 window=60 count_rejected=true". ValueError naming the
+    policy and the parameter when a name is unknown, a parameter is missing, unknown, given
+    twice, or its value is refused by the limiter.
+    """
+    words = shlex.split(text)
+    if not words:
+        raise ValueError("policy is empty; write e.g. 'token-bucket rate=10 capacity=50'")
+    name, *pairs = words
+    try:
+        known = parameters(name)
+    except ValueError as e:
+        raise ValueError(f"policy {text!r}: {e}") from None
+    takes = ", ".join(f"{p}" + ("" if q.default is inspect.Parameter.empty else f"={q.default}")
+                      for p, q in known.items())
+    params: dict = {}
+    for pair in pairs:
+        key, eq, raw = pair.partition("=")
+        key = key.replace("-", "_")
+        if not eq or not key or not raw:
+            raise ValueError(f"policy {text!r}: {pair!r} is not param=value ({name} takes "
+                             f"{takes})")
+        if key not in known:
+            raise ValueError(f"policy {text!r}: unknown parameter {key!r} ({name} takes "
+                             f"{takes})")
+        if key in params:
+            raise ValueError(f"policy {text!r}: parameter {key!r} is given twice")
+        try:
+            params[key] = _value(raw, known[key].default)
+        except ValueError as e:
+            raise ValueError(f"policy {text!r}: {key}: {e}") from None
+    missing = [p for p, q in known.items() if q.default is inspect.Parameter.empty
+               and p not in params]
+    if missing:
+        raise ValueError(f"policy {text!r}: missing {', '.join(missing)} ({name} takes "
+                         f"{takes})")
+    policy = Policy(" ".join(words), name, params)
+    try:
+        policy.limiter()
+    except ValueError as e:
+        raise ValueError(f"policy {text!r}: {e}") from None
+    return policy
+
+
+# ---------------------------------------------------------------- tallies that add
+
+
+def _counts(values: np.ndarray) -> pd.Series:
+    """How often each whole number occurs in `values` (int64 index, int64 counts)."""
+    u, c = np.unique(np.asarray(values, dtype=np.int64), return_counts=True)
+    return pd.Series(c.astype(np.int64), index=pd.Index(u, dtype=np.int64))
+
+
+def _add(a: pd.Series, b: pd.Series) -> pd.Series:
+    return a.add(b, fill_value=0).astype(np.int64)
+
+
+def _bins(time: np.ndarray, width_s: float) -> np.ndarray:
+    return np.floor(np.asarray(time) / width_s).astype(np.int64)
+
+
+def _distinct_per_bin(bins: np.ndarray, key: np.ndarray) -> pd.Series:
+    """How many distinct keys fall in each bin."""
+    if len(bins) == 0:
+        return _counts(bins)
+    span = np.int64(int(key.max()) + 1)  # bins * span + key: one int64 per (bin, key) pair
+    pairs = np.unique(bins.astype(np.int64) * span + key.astype(np.int64))
+    return _counts(np.floor_divide(pairs, span))
+
+
+def _window_counts(time: np.ndarray, width_s: float) -> pd.Series:
+    """Requests per calendar window of `width_s`, indexed by window number."""
+    from ..metrics import window_counts
+
+    counts = window_counts(np.sort(time), width_s)
+    return pd.Series(counts.to_numpy(np.int64),
+                     index=pd.Index(np.round(counts.index.to_numpy() / width_s)
+                                    .astype(np.int64)))
+
+
+@dataclass
+class PolicyTally:
+    """What one policy did to some clients; tallies of disjoint clients add."""
+
+    requests_limited: int = 0
+    clients_limited: int = 0
+    hour_limited: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
+    hour_clients_limited: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
+    minute_limited: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
+    minute_clients_limited: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
+    second_admitted: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
+    minute_admitted: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
+    requests_delayed: int = 0
+    retry_after: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))  # s -> 429s
+    top: list = field(default_factory=list)  # (limited, requests, key), best first
+
+    def add(self, other: "PolicyTally") -> None:
+        self.requests_limited += other.requests_limited
+        self.clients_limited += other.clients_limited
+        self.requests_delayed += other.requests_delayed
+        for name in ("hour_limited", "hour_clients_limited", "minute_limited",
+                     "minute_clients_limited", "second_admitted", "minute_admitted",
+                     "retry_after"):
+            setattr(self, name, _add(getattr(self, name), getattr(other, name)))
+        self.top = _top(self.top + other.top)
+
+
+def _top(rows: list, n: int = TOP_CLIENTS) -> list:
+    """The `n` clients most limited: most requests limited, then most requests, then key."""
+    return sorted(rows, key=lambda r: (-r[0], -r[1], r[2]))[:n]
+
+
+@dataclass
+class WhatIfTally:
+    """The traffic of some clients and what every policy did to it (see the module docs)."""
+
+    policies: tuple[Policy, ...]
+    requests: int = 0
+    clients: int = 0
+    hour_requests: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
+    hour_clients: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
+    minute_requests: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
+    second_offered: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
+    first_s: float = float("inf")
+    last_s: float = float("-inf")
+    per_policy: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.per_policy:
+            self.per_policy = [PolicyTally() for _ in self.policies]
+
+    def add(self, other: "WhatIfTally") -> "WhatIfTally":
+        """Add the tally of other clients under the same policies."""
+        if [p.text for p in other.policies] != [p.text for p in self.policies]:
+            raise ValueError("tallies of different policies do not add")
+        self.requests += other.requests
+        self.clients += other.clients
+        for name in ("hour_requests", "hour_clients", "minute_requests", "second_offered"):
+            setattr(self, name, _add(getattr(self, name), getattr(other, name)))
+        self.first_s = min(self.first_s, other.first_s)
+        self.last_s = max(self.last_s, other.last_s)
+        for mine, theirs in zip(self.per_policy, other.per_policy):
+            mine.add(theirs)
+        return self
+
+    def record(self, names=None, source: str = "") -> dict:
+        """The report as a dict of plain numbers (snake_case keys, units in the names).
+
+        `names` maps a key id to the client's name (a trace's ``name_of``); default: the id.
+        """
+        name_of = (lambda k: str(k)) if names is None else names
+        minute_offered = self.second_offered.groupby(self.second_offered.index // 60).sum()
+        offered = _peaks(self.second_offered, minute_offered)
+        out = {
+            "source": source,
+            "requests": self.requests,
+            "clients": self.clients,
+            "first_s": float(self.first_s) if self.requests else None,
+            "last_s": float(self.last_s) if self.requests else None,
+            "offered": offered,
+            "policies": [],
+        }
+        for policy, t in zip(self.policies, self.per_policy):
+            out["policies"].append(self._policy_record(policy, t, name_of, offered))
+        return out
+
+    def _policy_record(self, policy: Policy, t: PolicyTally, name_of, offered) -> dict:
+        hours = self.hour_requests.index
+        by_hour = [{
+            "hour_start_s": float(h * HOUR_S),
+            "requests": int(self.hour_requests[h]),
+            "requests_limited": int(t.hour_limited.get(h, 0)),
+            "clients": int(self.hour_clients.get(h, 0)),
+            "clients_limited": int(t.hour_clients_limited.get(h, 0)),
+        } for h in hours]
+        worst = None
+        if len(t.minute_limited):
+            m = int(t.minute_limited.idxmax())  # the earliest among equals
+            worst = {"minute_start_s": float(m * MINUTE_S),
+                     "requests": int(self.minute_requests.get(m, 0)),
+                     "requests_limited": int(t.minute_limited[m]),
+                     "clients_limited": int(t.minute_clients_limited.get(m, 0))}
+        backend = {"requests_admitted": self.requests - t.requests_limited,
+                   "requests_delayed": t.requests_delayed,
+                   **_peaks(t.second_admitted, t.minute_admitted)}
+        return {
+            "policy": policy.text,
+            "algorithm": policy.name,
+            "params": dict(policy.params),
+            "requests_limited": t.requests_limited,
+            "requests_limited_pct": _pct(t.requests_limited, self.requests),
+            "clients_limited": t.clients_limited,
+            "clients_limited_pct": _pct(t.clients_limited, self.clients),
+            "by_hour": by_hour,
+            "top_clients": [{"client": name_of(k), "requests": int(n),
+                             "requests_limited": int(lim),
+                             "requests_limited_pct": _pct(lim, n)}
+                            for lim, n, k in t.top],
+            "worst_minute": worst,
+            "backend": backend,
+            "backend_peak_second_vs_offered_pct": _pct(backend["peak_per_second"],
+                                                       offered["peak_per_second"]),
+            "retry_after": _retry_summary(t.retry_after),
+        }
+
+
+def _pct(part, whole) -> float | None:
+    return 100.0 * float(part) / float(whole) if whole else None
+
+
+def _peaks(per_second: pd.Series, per_minute: pd.Series) -> dict:
+    """The busiest calendar second and minute of counts indexed by window number."""
+    def peak(s: pd.Series, width_s: float):
+        if not len(s):
+            return 0, None
+        k = int(s.idxmax())
+        return int(s[k]), float(k * width_s)
+
+    n_s, at_s = peak(per_second, SECOND_S)
+    n_m, at_m = peak(per_minute, MINUTE_S)
+    return {"peak_per_second": n_s, "peak_second_start_s": at_s,
+            "peak_per_minute": n_m, "peak_minute_start_s": at_m}
+
+
+def _retry_summary(hist: pd.Series) -> dict:
+    """The 429s and their Retry-After (whole seconds): count, spread, and every value's count."""
+    hist = hist.sort_index()
+    n = int(hist.sum())
+    out = {"responses_429": n}
+    if n == 0:
+        return {**out, "min_s": None, "mean_s": None, "max_s": None,
+                **{f"p{q}_s": None for q in RETRY_AFTER_PERCENTILES}, "histogram_s": {}}
+    values = hist.index.to_numpy()
+    cum = np.cumsum(hist.to_numpy())
+    out.update(min_s=int(values[0]), mean_s=float((values * hist.to_numpy()).sum()) / n,
+               max_s=int(values[-1]))
+    for q in RETRY_AFTER_PERCENTILES:  # the smallest value with at least q% at or below it
+        out[f"p{q}_s"] = int(values[np.searchsorted(cum, q / 100.0 * n, side="left")])
+    out["histogram_s"] = {str(int(v)): int(c) for v, c in zip(values, hist.to_numpy())}
+    return out
+
+
+# ---------------------------------------------------------------- one part of the clients
+
+
+def tally(trace, policies, *, progress: bool = False) -> WhatIfTally:
+    """The :class:`WhatIfTally` of `trace` (time-sorted; every key a client) under `policies`.
+
+    `policies` are :class:`Policy` objects or their text.
+    """
+    from ..http import whole_seconds
+    from ..replay import replay
+
+    policies = tuple(p if isinstance(p, Policy) else parse_policy(p) for p in policies)
+    if not policies:
+        raise ValueError("policies: give at least one policy to compare")
+    time, key = trace.time, trace.key
+    out = WhatIfTally(policies)
+    if len(trace) == 0:
+        return out
+    hour, minute = _bins(time, HOUR_S), _bins(time, MINUTE_S)
+    out.requests, out.clients = len(trace), int(len(np.unique(key)))
+    out.hour_requests, out.minute_requests = _counts(hour), _counts(minute)
+    out.hour_clients = _distinct_per_bin(hour, key)
+    out.second_offered = _window_counts(time, SECOND_S)
+    out.first_s, out.last_s = float(time[0]), float(time[-1])
+    ceil = np.frompyfunc(whole_seconds, 1, 1)
+    per_key = np.bincount(key)
+    for policy, t in zip(policies, out.per_policy):
+        r = replay(policy.limiter(), trace, details=True, progress=progress)
+        no = ~r.allowed
+        depart = time[r.allowed] + r.delay[r.allowed]
+        t.requests_limited = int(np.count_nonzero(no))
+        t.requests_delayed = int(np.count_nonzero(r.delay[r.allowed] > 0))
+        t.second_admitted = _window_counts(depart, SECOND_S)
+        t.minute_admitted = _window_counts(depart, MINUTE_S)
+        if not t.requests_limited:
+            continue
+        k = key[no]
+        limited = np.bincount(k, minlength=len(per_key))
+        hit = np.flatnonzero(limited)
+        t.clients_limited = len(hit)
+        t.hour_limited, t.minute_limited = _counts(hour[no]), _counts(minute[no])
+        t.hour_clients_limited = _distinct_per_bin(hour[no], k)
+        t.minute_clients_limited = _distinct_per_bin(minute[no], k)
+        t.retry_after = _counts(ceil(r.retry_after[no]).astype(np.int64))
+        best = hit[np.lexsort((hit, -per_key[hit], -limited[hit]))[:TOP_CLIENTS]]
+        t.top = [(int(limited[c]), int(per_key[c]), int(c)) for c in best]
+    return out
+
+
+def what_if(trace, policies, *, source: str = "", progress: bool = False) -> dict:
+    """The what-if record of `trace` under each of `policies`, in this process.
+
+    See the module docs for the figures; :func:`ratelab.scale.what_if_dask` gives the same
+    record from a Dask cluster.
+    """
+    return tally(trace, policies, progress=progress).record(trace.name_of, source)

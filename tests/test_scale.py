@@ -1,0 +1,113 @@
+"""The Dask engine gives the in-process engine's figures, on a 2-worker LocalCluster."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ratelab.analysis.stream import analyse_population
+from ratelab.scale import engine as E
+from ratelab.scale import parts as P
+from ratelab.traces import Trace
+from ratelab.traces.population import Population, source_bounds
+from ratelab.whatif import parse_policy, tally
+
+POLICIES = ["token-bucket rate=1 capacity=10", "sliding-window-counter limit=60 window=60",
+            "leaky-bucket rate=1 capacity=10 mode=shape"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with E.cluster(workers=2) as c:
+        yield c
+
+
+def test_parts_hold_whole_sources_and_cover_the_trace():
+    rng = np.random.default_rng(1)
+    t = Trace.from_arrays(np.sort(rng.uniform(0, 100, 5000)),
+                          rng.integers(0, 300, 5000).astype(np.int32))
+    parts = list(P.split(t, 700))
+    assert len(parts) > 5
+    keys = np.concatenate([p.keys for p in parts])
+    assert np.array_equal(keys, np.unique(t.key))  # every source once, in id order
+    for p in parts:
+        for j, k in enumerate(p.keys):
+            assert np.array_equal(p.time[p.starts[j]:p.starts[j + 1]], t.time[t.key == k])
+
+
+def test_source_bounds_never_split_a_source():
+    # running totals 5, 6, 7, 17, 18, 19: a part ends with the source that reaches each
+    # multiple of 4 (4 -> source 0; 8, 12, 16 -> source 3), the rest is the last part
+    b = source_bounds([5, 1, 1, 10, 1, 1], 4)
+    assert b.tolist() == [0, 1, 4, 6]
+
+
+def test_synthetic_population_same_figures(client):
+    pop = Population(sources=600, requests=300_000, chunk_requests=40_000, seed=3)
+    here = analyse_population(pop, 50, 60, "both", progress=False)
+    there = E.population_tally(client, pop, 50, 60, "both", progress=False)
+    assert pop.n_chunks > 2 and here.to_dict() == there.to_dict()
+    assert here.summary("estimate")["false allows"] > 0  # the comparison has something in it
+
+
+def test_recorded_trace_same_figures(client, data_dir):
+    from ratelab import datasets
+
+    trace = datasets.load("epa-http", progress=False, warn=False)
+    here = E.trace_tally(trace, 20, 60, part_requests=8000, progress=False)
+    there = E.trace_tally(trace, 20, 60, engine="dask", client=client, part_requests=8000,
+                          progress=False)
+    assert here.to_dict() == there.to_dict()
+    assert here.requests == 47_748 and here.over > 0
+
+
+def test_what_if_same_record(client, data_dir):
+    from ratelab import datasets
+
+    trace = datasets.load("epa-http", progress=False, warn=False)
+    policies = [parse_policy(p) for p in POLICIES]
+    here = tally(trace, policies).record(trace.name_of, "epa-http")
+    there = E.what_if_dask(trace, policies, source="epa-http", client=client,
+                           part_requests=8000)
+    assert here == there and here["policies"][0]["requests_limited"] > 0
+
+
+def test_a_parquet_trace_is_shuffled_by_source_once(client, tmp_path):
+    """A time-sorted Parquet trace, shuffled by Dask into parts: the in-memory figures."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pop = Population(sources=300, requests=120_000, chunk_requests=30_000, seed=5)
+    trace = pop.trace()
+    pq.write_table(pa.table({"time": trace.time, "key": trace.key}), tmp_path / "t.parquet",
+                   row_group_size=20_000)
+    meta = P.shuffle_parquet(tmp_path / "t.parquet", tmp_path / "parts", client, 25_000)
+    assert meta["requests"] == len(trace) and meta["parts"] > 2
+    there = E.parts_tally(client, tmp_path / "parts", 40, 60, "both", progress=False)
+    here = E.trace_tally(trace, 40, 60, part_requests=25_000, progress=False)
+    assert here.to_dict() == there.to_dict()
+    again = E.parts_tally_inprocess(tmp_path / "parts", 40, 60, "both", progress=False)
+    assert again.to_dict() == here.to_dict()
+
+
+def test_cli_error_analysis_on_dask_matches_in_process(capsys):
+    small = ["error-analysis", "--synthetic", "--sources", "200", "--requests", "60000",
+             "--chunk-requests", "20000", "--limit", "30", "--no-progress", "--json"]
+    from ratelab.cli import main
+
+    assert main(small) == 0
+    here = json.loads(capsys.readouterr().out)
+    assert main(small + ["--engine", "dask", "--workers", "2"]) == 0
+    there = json.loads(capsys.readouterr().out)
+    assert here["modes"] == there["modes"] and there["run"]["engine"] == "dask"
+    assert "--engine dask --workers 2" in there["command"]
+
+
+def test_an_unreachable_scheduler_exits_1(capsys):
+    from ratelab.cli import main
+
+    assert main(["error-analysis", "--synthetic", "--sources", "10", "--requests", "1000",
+                 "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9", "--no-progress"]) == 1
+    assert "no Dask scheduler answers at tcp://127.0.0.1:9" in capsys.readouterr().err
