@@ -207,7 +207,7 @@ def test_json_where_it_was_refused(argv, capsys):
 
 def test_error_analysis_json_keys_are_snake_case_and_the_table_numeric(capsys):
     assert main(["error-analysis", "--synthetic", "--sources", "40", "--requests", "2000",
-                 "--workers", "1", "--no-progress", "--json"]) == 0
+                 "--no-progress", "--json"]) == 0
     modes = json.loads(capsys.readouterr().out)["modes"]
     for figures in modes.values():
         assert "wrong_decisions_pct" in figures and "false_negatives" in figures

@@ -32,7 +32,7 @@ class Row:
     needs: tuple[str, ...] = field(default_factory=tuple)  # "notebook", "no_lab", "tmp"
 
 
-SMALL_POPULATION = ["--synthetic", "--sources", "40", "--requests", "2000", "--workers", "1",
+SMALL_POPULATION = ["--synthetic", "--sources", "40", "--requests", "2000",
                     "--no-progress"]
 
 TABLE: dict[str, Row] = {

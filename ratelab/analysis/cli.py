@@ -293,7 +293,7 @@ def _check_engine_args(args) -> None:
         for flag, value in (("--scheduler", args.scheduler), ("--workers", args.workers),
                             ("--parts-dir", args.parts_dir)):
             if value is not None:
-                raise UsageError(flag, "needs --engine dask")
+                raise UsageError(flag, f"{flag} needs --engine dask")
     if args.scheduler and not args.synthetic and args.parts_dir is None and not (
             args.parquet and _partitioned(args.parquet)):
         raise UsageError("--scheduler", "with a trace needs --parts-dir: storage every worker "

@@ -102,7 +102,7 @@ def test_the_recorded_command_reproduces_every_argument(capsys):
 
 
 def test_by_behaviour_adds_up_to_the_whole_population(capsys):
-    assert main(["error-analysis", "--synthetic", *SMALL, "--json", "--workers", "1",
+    assert main(["error-analysis", "--synthetic", *SMALL, "--json",
                  "--by-behaviour"]) == 0
     out = json.loads(capsys.readouterr().out)
     pop = Population(sources=400, requests=200_000, chunk_requests=40_000)
