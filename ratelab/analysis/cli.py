@@ -159,8 +159,11 @@ def run(args) -> dict:
     for f in fields(Population):
         if not hasattr(args, f"pop_{f.name}"):
             setattr(args, f"pop_{f.name}", getattr(defaults, f.name))
-    with flags(limit="--limit", window="--window", workers="--workers",
-               **{f.name: f"--{f.name.replace('_', '-')}" for f in fields(Population)}):
+    # the population's parameters are flags of --synthetic only: a trace's load error ("no
+    # requests read") must not be taken for a --requests mistake
+    population_flags = ({f.name: f"--{f.name.replace('_', '-')}" for f in fields(Population)}
+                        if args.synthetic else {})
+    with flags(limit="--limit", window="--window", workers="--workers", **population_flags):
         out = _synthetic(args) if args.synthetic else _recorded(args)
     if args.json:
         return {"command": reproduce(args), **out}
