@@ -326,8 +326,8 @@ def add_calibrate(sub) -> None:
                     "the mean |estimate - real| / real, the false negatives and the false "
                     "positives all land near Cloudflare's 2017 figures; then the winner at "
                     "a larger scale (the confirming run), and each parameter varied alone "
-                    "around it (the neighbourhood). The defaults take about an hour on two "
-                    "cores; the record in data/cloudflare-mix.json came from them.",
+                    "around it (the neighbourhood). data/cloudflare-mix.json is the record of "
+                    "the defaults (its run.wall_s says how long they took there).",
         example="ratelab cloudflare-mix --json > data/cloudflare-mix.json\n"
                 "ratelab cloudflare-mix --trials 4 --refine 0 --finalists 1 --confirm-sources 0 "
                 "--no-neighbourhood")
