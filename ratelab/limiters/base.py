@@ -20,6 +20,10 @@ import math
 from dataclasses import dataclass
 from typing import Any, Hashable
 
+import numpy as np
+
+from .clock import TICKS_PER_S, check_ticks
+
 Seconds = float
 """A duration or an instant, in seconds."""
 
@@ -50,9 +54,20 @@ class Decision:
 
 # ---------------------------------------------------------------- input checks
 
+LARGEST = 2**53
+"""Capacities, limits and bursts must lie below 2**53: above it floats are not whole numbers
+and ``remaining`` would not fit the compiled engine's 64-bit integers."""
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
 
 def positive(name: str, value: Any) -> float:
     """`value` as a float, or ValueError naming `name` unless it is finite and > 0."""
+    if _is_bool(value):
+        raise ValueError(f"{name} must be a positive number, not a boolean, got {value!r}")
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -64,6 +79,8 @@ def positive(name: str, value: Any) -> float:
 
 def non_negative(name: str, value: Any) -> float:
     """`value` as a float, or ValueError naming `name` unless it is finite and >= 0."""
+    if _is_bool(value):
+        raise ValueError(f"{name} must be a non-negative number, not a boolean, got {value!r}")
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -75,7 +92,7 @@ def non_negative(name: str, value: Any) -> float:
 
 def whole(name: str, value: Any, *, minimum: int = 1) -> int:
     """`value` as an int, or ValueError naming `name` unless it is a whole number >= minimum."""
-    if isinstance(value, bool):
+    if _is_bool(value):
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
     try:
         x = float(value)
@@ -83,17 +100,42 @@ def whole(name: str, value: Any, *, minimum: int = 1) -> int:
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}") from None
     if not math.isfinite(x) or x != int(x) or x < minimum:
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
-    return int(x)
+    return int(bounded(name, x))
+
+
+def bounded(name: str, x: float) -> float:
+    """`x`, or ValueError naming `name` unless it lies below LARGEST (2**53)."""
+    if x >= LARGEST:
+        raise ValueError(f"{name} must be below 2**53 ({LARGEST:.4g}), got {x!r}")
+    return x
+
+
+def slow_enough(name: str, per_s: float, amount: float) -> None:
+    """ValueError naming `name` when `amount` / `per_s` seconds is 2**53 ticks or more: such a
+    wait does not fit a whole number of microseconds (rate far too slow for its capacity)."""
+    if amount * TICKS_PER_S / per_s >= LARGEST:
+        raise ValueError(f"{name}={per_s!r} is too slow: {amount!r} at that rate takes "
+                         f"2**53 microseconds (285 years) or more")
+
+
+def whole_below(x: float) -> int:
+    """How many whole k >= 1 satisfy k < x: the requests of cost 1 that pass one after another
+    when each needs its cost to be below `x` minus what the ones before it took."""
+    return max(0, math.ceil(x) - 1)
 
 
 def finite_time(now: Any, name: str = "now") -> float:
-    """`now` as a float, or ValueError naming `name` unless it is a finite number of seconds."""
+    """`now` as a float, or ValueError naming `name` unless it is a finite number of seconds
+    within the range the limiters hold (+-2**62 microseconds)."""
+    if _is_bool(now):
+        raise ValueError(f"{name} must be a time in seconds, not a boolean, got {now!r}")
     try:
         t = float(now)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a time in seconds, got {now!r}") from None
     if not math.isfinite(t):
         raise ValueError(f"{name} must be a finite time in seconds, got {now!r}")
+    check_ticks(t, name)
     return t
 
 
@@ -145,6 +187,9 @@ class Limiter:
 
     name: str = ""
     limit: float = 0.0
+    reports: tuple[str, str] = ("", "")
+    """What the limiter reports as its counter: (the ``inspect()`` field, what it means). The
+    compiled replay's ``counter`` column and the widgets read this one declaration."""
 
     def __init__(self) -> None:
         self._state: dict[Hashable, Any] = {}
@@ -198,6 +243,9 @@ class Limiter:
     def max_cost(self) -> float:
         """The largest cost a request can have and still pass on an idle key."""
         return self.limit
+
+    def _check_refill_time(self, amount: float, rate: float) -> None:
+        slow_enough("rate", rate, amount)
 
     def _initial(self, now: float) -> Any:
         raise NotImplementedError

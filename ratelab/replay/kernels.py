@@ -31,10 +31,27 @@ import math
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
+
+from ..limiters import base, clock
+from ..limiters import token_bucket as tb
 
 EXPIRE_IDLE_MS = 60_000  # nginx deletes LRU nodes idle this long (ratelab.limiters.nginx)
 NUDGES = 64  # ratelab.limiters.base.NUDGES: float steps tried past a computed retry_after
 TIE = 1e-9  # ratelab.limiters.base.TIE: a bucket shortfall below this passes
+
+
+def _compile_with_kernels(*functions) -> None:
+    """Let the kernels call `functions` — the limiters' own scalar arithmetic, plain Python —
+    by compiling them where a kernel calls them (numba's register_jitable)."""
+    for fn in functions:
+        register_jitable(fn)
+
+
+_compile_with_kernels(clock.to_ticks, clock.seconds_until, clock.within_tie,
+                      clock.ticks_to_pass, base.whole_below,
+                      tb.refill, tb.ticks_short, tb.passes, tb.wait_ticks, tb.tie, tb.step)
+to_ticks, seconds_until, whole_below = clock.to_ticks, clock.seconds_until, base.whole_below
 
 
 def record(itemsize: int, **fields) -> np.dtype:
@@ -59,10 +76,11 @@ def new_state(dtype: np.dtype, n_keys: int) -> np.ndarray:
 
 
 NEW = -np.inf  # the time fields of a key not seen yet
+NEW_TICK = np.iinfo(np.int64).min  # the same, for a time in ticks
 NEW_NS = np.iinfo(np.int64).min  # the same, for a time in whole nanoseconds
 NS = 1_000_000_000
 f8, i8, i4, b1 = np.float64, np.int64, np.int32, np.bool_
-TOKEN_BUCKET = record(16, tokens=f8, last=f8)
+TOKEN_BUCKET = record(16, tokens=f8, last=i8)  # last: ticks
 LEAKY_BUCKET = record(16, level=f8, last=f8)
 FIXED_WINDOW = record(16, index=f8, count=f8)  # index: the window number, a whole float
 SLIDING_LOG = record(32, head=i8, tail=i8, total=f8, head_time=f8)
@@ -72,7 +90,7 @@ GCRA = record(8, tat=i8)  # whole nanoseconds
 NGINX = record(32, excess=i8, last=i8, older=i4, newer=i4, known=b1)
 
 # the initial field values new_state() is given, per record
-INITIAL = {TOKEN_BUCKET: {"last": NEW}, LEAKY_BUCKET: {"last": NEW},
+INITIAL = {TOKEN_BUCKET: {"last": NEW_TICK}, LEAKY_BUCKET: {"last": NEW},
            FIXED_WINDOW: {"index": NEW}, SLIDING_LOG: {"head": -1, "tail": -1},
            SLIDING_COUNTER: {"index": NEW}, GCRA: {"tat": NEW_NS},
            NGINX: {"older": -1, "newer": -1}}
@@ -84,49 +102,26 @@ INITIAL = {TOKEN_BUCKET: {"last": NEW}, LEAKY_BUCKET: {"last": NEW},
 @njit(cache=True)
 def token_bucket(time, key, cost, unit, state, rate, capacity,
                  allowed, counter, remaining, retry_after, details):
-    """TokenBucket: refill, then take `cost` tokens if they are there."""
+    """TokenBucket: refill, then take `cost` tokens if they are there (token_bucket.step)."""
     for i in range(len(time)):
         s = state[key[i]]
         now = time[i]
+        now_t = to_ticks(now)
         c = 1.0 if unit else cost[i]
         tokens = s.tokens
         last = s.last
-        if last == NEW:  # _initial: a full bucket
+        if last == NEW_TICK:  # _initial: a full bucket
             tokens = capacity
-            last = now
-        elapsed = max(0.0, now - last)
-        tokens = min(capacity, tokens + elapsed * rate)
-        counter[i] = tokens
-        ok = tokens + TIE >= c
-        if ok:
-            tokens = tokens - c
+            last = now_t
+        have, tokens, ok = tb.step(tokens, last, now_t, c, rate, capacity)
+        counter[i] = have
         s.tokens = tokens
-        s.last = now
+        s.last = now_t
         allowed[i] = ok
         if details:
-            remaining[i] = math.floor(tokens)
-            retry_after[i] = 0.0 if ok else _token_bucket_wait(now, (c - tokens) / rate,
-                                                               tokens, c, rate, capacity)
-
-
-@njit(cache=True)
-def _token_bucket_passes(t, last, tokens, c, rate, capacity):
-    """refill(state, t) >= c, as TokenBucket decides at time t."""
-    return min(capacity, tokens + max(0.0, t - last) * rate) + TIE >= c
-
-
-@njit(cache=True)
-def _token_bucket_wait(now, wait, tokens, c, rate, capacity):
-    """base.earliest for the token bucket: `wait`, nudged until now + wait passes."""
-    if _token_bucket_passes(now + wait, now, tokens, c, rate, capacity):
-        return wait
-    t = now + wait
-    for _ in range(NUDGES):
-        t = np.nextafter(t, np.inf)
-        wait = t - now
-        if _token_bucket_passes(now + wait, now, tokens, c, rate, capacity):
-            return wait
-    return wait
+            remaining[i] = whole_below(tokens + tb.tie(rate))
+            retry_after[i] = 0.0 if ok else seconds_until(
+                now, now_t, now_t + tb.wait_ticks(tokens, c, rate, capacity))
 
 
 # ---------------------------------------------------------------- leaky bucket
