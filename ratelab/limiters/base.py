@@ -22,7 +22,7 @@ from typing import Any, Hashable
 
 import numpy as np
 
-from .clock import TICKS_PER_S, check_ticks
+from .clock import TICKS_PER_S, check_ticks, window_ticks
 
 Seconds = float
 """A duration or an instant, in seconds."""
@@ -137,38 +137,6 @@ def finite_time(now: Any, name: str = "now") -> float:
         raise ValueError(f"{name} must be a finite time in seconds, got {now!r}")
     check_ticks(t, name)
     return t
-
-
-# ---------------------------------------------------------------- float rounding
-
-TIE = 1e-9
-"""Request units: the buckets treat a shortfall below a billionth of a request as a tie, and a
-tie passes. Refill from float timestamps lands a rounding step short (0.1 s at 10/s refills
-0.9999999999999996 of a token), which would refuse about a third of a client sending at
-exactly the rate."""
-
-NUDGES = 64
-"""How many float steps `earliest` tries past a computed wait (one or two are ever needed)."""
-
-
-def earliest(now: float, wait: float, passes) -> float:
-    """`wait`, or the least float above it for which ``passes(now + wait)`` holds.
-
-    A wait computed in closed form, such as (cost - tokens) / rate, can fall an ulp short once
-    a client adds it to `now` and the limiter recomputes its state there: the request is then
-    refused again at exactly now + retry_after. This steps the instant now + wait up, one float
-    at a time, until the limiter's own arithmetic (`passes`) admits it. The compiled replay
-    repeats the same steps.
-    """
-    if passes(now + wait):
-        return wait
-    t = now + wait
-    for _ in range(NUDGES):
-        t = math.nextafter(t, math.inf)
-        wait = t - now
-        if passes(now + wait):
-            return wait
-    return wait
 
 
 # ---------------------------------------------------------------- the keyed limiter
@@ -300,8 +268,9 @@ class WindowLimiter(Limiter):
 
     def __init__(self, limit: float, window: Seconds, count_rejected: bool = False) -> None:
         super().__init__()
-        self.limit = positive("limit", limit)
+        self.limit = bounded("limit", positive("limit", limit))
         self.window = positive("window", window)
+        self.window_ticks = window_ticks(self.window)
         self.count_rejected = check_count_rejected(count_rejected)
 
     @property

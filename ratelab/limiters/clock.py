@@ -73,6 +73,12 @@ def ticks_to_pass(short_ticks: float) -> int:
     return max(0, math.floor(short_ticks - (TIE_TICKS - FLOAT_SLACK_TICKS)) + 1)
 
 
+def tie_amount(rate: float) -> float:
+    """What `rate` (per second) adds in a tie's worth of ticks: a shortfall of less than this
+    passes. ``remaining`` counts with it."""
+    return rate * (TIE_TICKS - FLOAT_SLACK_TICKS) / TICKS_PER_S
+
+
 def ticks_array(times) -> np.ndarray:
     """:func:`to_ticks` of every element of `times`, as int64, bit for bit the same.
 
@@ -92,6 +98,16 @@ def check_ticks(now: float, name: str = "now") -> int:
         raise ValueError(f"{name}={now!r} is beyond the times the limiters hold "
                          f"(+-{MAX_TICKS / TICKS_PER_S:.4g} s, 2**62 microseconds)")
     return to_ticks(now)
+
+
+def window_ticks(window: float, name: str = "window") -> int:
+    """A window of `window` seconds (positive, checked by the caller) in whole ticks, or
+    ValueError naming `name` when that is 0 ticks or beyond MAX_TICKS."""
+    w = check_ticks(window, name)
+    if w < 1:
+        raise ValueError(f"{name}={window!r} is below half a microsecond: the limiters count "
+                         "time in whole microseconds")
+    return w
 
 
 def seconds_until(now: float, now_ticks: int, target: int) -> float:

@@ -20,8 +20,7 @@ import math
 from dataclasses import dataclass
 
 from .base import Decision, Limiter, PerSecond, Seconds, bounded, positive, whole_below
-from .clock import (FLOAT_SLACK_TICKS, TICKS_PER_S, TIE_TICKS, seconds_until, ticks_to_pass,
-                    to_ticks, within_tie)
+from .clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks, within_tie
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +58,6 @@ def wait_ticks(tokens: float, cost: float, rate: PerSecond, capacity: float) -> 
     while not passes(refill(tokens, 0, d, rate, capacity), cost, rate):
         d += 1
     return d
-
-
-def tie(rate: PerSecond) -> float:
-    """The tokens `rate` adds in TIE_TICKS less the float slack: a shortfall below this passes
-    (``remaining`` counts with it)."""
-    return rate * (TIE_TICKS - FLOAT_SLACK_TICKS) / TICKS_PER_S
 
 
 def step(tokens: float, last: int, now: int, cost: float, rate: PerSecond,
@@ -121,7 +114,7 @@ class TokenBucket(Limiter):
         decision = Decision(
             allowed=allowed,
             limit=self.capacity,
-            remaining=whole_below(tokens + tie(self.rate)),
+            remaining=whole_below(tokens + tie_amount(self.rate)),
             retry_after=retry,
             reset_after=seconds_until(
                 now, now_t, now_t + wait_ticks(tokens, self.capacity, self.rate, self.capacity)),
