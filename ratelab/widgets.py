@@ -117,13 +117,24 @@ def _control(param: str, value: Any) -> W.Widget:
 # ---------------------------------------------------------------- reading a limiter
 
 
-def own_count(info: dict[str, Any]) -> float | None:
+# How much of the allowance is in use, from the field a limiter reports (``Limiter.reports``):
+# a token bucket has spent capacity - tokens, GCRA limit - available; the rest count up.
+IN_USE = {"tokens": lambda info: float(info["capacity"]) - float(info["tokens"]),
+          "available": lambda info: float(info["limit"]) - float(info["available"])}
+GAUGE_LABELS = {"level": "water", "count": "window count"}
+
+
+def own_count(info: dict[str, Any], limiter: Limiter | None = None) -> float | None:
     """The limiter's own idea of how much of its allowance is in use, from ``inspect``.
 
     Window counters report their count (the sliding counter its estimate); a token bucket the
     tokens spent (capacity - tokens); a leaky bucket its water or queue; GCRA how far its TAT
-    is ahead, in requests; nginx its excess.
+    is ahead, in requests; nginx its excess. With `limiter`, the field is the one it declares
+    (``limiter.reports``); without, it is found among the fields `info` has.
     """
+    field = limiter.reports[0] if limiter is not None else ""
+    if field in info:
+        return IN_USE.get(field, lambda i: float(i[field]))(info)
     if "estimate" in info:
         return float(info["estimate"])
     if "count" in info:
@@ -139,7 +150,13 @@ def own_count(info: dict[str, Any]) -> float | None:
 
 
 def gauge(info: dict[str, Any], limiter: Limiter) -> tuple[str, float, float]:
-    """(label, value, ceiling) of the state worth watching: tokens, water, queue, count ..."""
+    """(label, value, ceiling) of the state worth watching: the field the limiter reports
+    (tokens, water, queue, count ...)."""
+    field = limiter.reports[0]
+    if field in info:
+        ceiling = (max(1.0, float(info["burst"])) if field == "excess" else
+                   float(info.get("capacity", info.get("limit", limiter.limit))))
+        return GAUGE_LABELS.get(field, field), float(info[field]), ceiling
     if "tokens" in info:
         return "tokens", float(info["tokens"]), float(info["capacity"])
     if "level" in info:
@@ -213,7 +230,7 @@ class LiveLimiter:
             "rejected": self.rejected,
             "rolling": self.rolling_now(),
             "max_rolling": self.max_rolling,
-            "own": own_count(info),
+            "own": own_count(info, self.limiter),
             "max_own": self.max_own,
             "window_s": self.window_s,
             "limit": float(self.limiter.limit),
@@ -374,7 +391,7 @@ class LiveLimiter:
 
     def _sample(self, at: float) -> None:
         rolling = self.rolling_now()
-        own = own_count(self.limiter.inspect(self.KEY, at)) or 0.0
+        own = own_count(self.limiter.inspect(self.KEY, at), self.limiter) or 0.0
         self.max_rolling = max(self.max_rolling, rolling)
         self.max_own = max(self.max_own, own)
         self._history.append((at, rolling, own))
@@ -507,7 +524,7 @@ class LiveLimiter:
             return (f"<span style='margin-left:14px;color:{color}'>{name} "
                     f"<b class='ratelab-{name.replace(' ', '-')}'>{value}</b></span>")
 
-        own = own_count(self.limiter.inspect(self.KEY, self.t)) or 0.0
+        own = own_count(self.limiter.inspect(self.KEY, self.t), self.limiter) or 0.0
         return ("<span class='ratelab-counters'>"
                 + cell("t", f"{self.t:.2f}", COLORS["limit"])
                 + cell("accepted", self.accepted, COLORS["admitted"])
