@@ -11,7 +11,8 @@ the decisions are the reference's to the last bit; times are whole microseconds 
 * sliding log: the trailing window is (t - W, t]; an entry leaves when
   ``sliding_log.has_left(entry, t, W)`` (t - entry >= W); a request passes when
   ``in_window + 1 <= limit``;
-* sliding window counter: ``k = fixed_window.index_of(t, W)``, ``sliding_counter.weight``,
+* sliding window counter: ``k = fixed_window.index_of(t, W)``, ``sliding_counter.roll`` and
+  ``sliding_counter.weight``,
   ``estimate = prev * weight + cur``; a request passes when ``estimate + 1 <= limit``.
 
 Every request costs 1. Compiled on first use (``cache=True`` keeps the machine code on disk);
@@ -31,7 +32,7 @@ from ..limiters import sliding_counter as sc
 from ..limiters import sliding_log as sl
 
 watch_limiters()
-for _fn in (clock.to_ticks, fw.index_of, sl.has_left, sc.weight):
+for _fn in (clock.to_ticks, fw.index_of, sl.has_left, sc.roll, sc.weight):
     register_jitable(_fn)
 to_ticks = clock.to_ticks
 NO_WINDOW = -(2 ** 62)  # the window number before a source's first request
@@ -96,13 +97,8 @@ def estimate_pass(time, starts, limit, window, counts, relsum, hist, peak, count
                 lo += 1
             exact = i - lo + 1
             k = fw.index_of(t, window)
-            if k != kc:
-                if k == kc + 1:
-                    prev = cur
-                else:
-                    prev = 0.0
-                cur = 0.0
-                kc = k
+            prev, cur = sc.roll(kc, prev, cur, k)
+            kc = k
             est = prev * sc.weight(t, k, window) + cur
             c_ok = est + 1.0 <= limit
             e_ok = exact <= limit
@@ -171,13 +167,8 @@ def admission_pass(time, starts, limit, window, counts, relsum, hist, counter_re
             else:
                 erej += 1
             k = fw.index_of(t, window)
-            if k != kc:
-                if k == kc + 1:
-                    prev = cur
-                else:
-                    prev = 0.0
-                cur = 0.0
-                kc = k
+            prev, cur = sc.roll(kc, prev, cur, k)
+            kc = k
             est = prev * sc.weight(t, k, window) + cur
             c_ok = est + 1.0 <= limit
             while ch < cn and sl.has_left(ctr[ch], t, window):

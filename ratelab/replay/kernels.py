@@ -67,7 +67,6 @@ _compile_with_kernels(
     ng.ms_of, ng.after_ms, ng.drain, ng.excess_after, ng.drained, ng.can_expire, ng.delay_ms,
     ng.ms_to_drain, ng.retry_tick)
 to_ticks, seconds_until, whole_below = clock.to_ticks, clock.seconds_until, base.whole_below
-EXPIRE_IDLE_MS = ng.EXPIRE_IDLE_MS
 
 
 def record(itemsize: int, **fields) -> np.dtype:
