@@ -7,9 +7,10 @@
 * :func:`spacing` — the gaps between successive departures (arrival + delay), overall or per key;
 * :func:`per_key_summary` — one row per key: requests, admitted, rates, gaps, peak window.
 
-Windows follow the limiters exactly: a request at time s is inside the trailing window that
-ends at t when t − w < s <= t, with the horizon computed as ``t - w`` in floating point, as the
-sliding log computes it. Arguments take a Trace or a sorted array of times; ``allowed`` (a mask,
+Windows follow the limiters exactly: times and windows are taken to whole microseconds (ticks,
+``ratelab.limiters.clock``), and a request at tick s is inside the trailing window that ends at
+tick t when t − w < s <= t (``sliding_log.has_left``), as the sliding log decides it; calendar
+windows are ``fixed_window.index_of``. Arguments take a Trace or a sorted array of times; ``allowed`` (a mask,
 e.g. a replay's decisions) restricts the count to admitted requests.
 """
 
@@ -20,6 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .limiters.base import positive
+from .limiters.clock import TICKS_PER_S, ticks_array, window_ticks
+from .limiters.fixed_window import index_of
+from .limiters.sliding_log import has_left
 from .traces.trace import Trace
 
 __all__ = ["WindowMax", "max_in_window", "max_in_window_per_key", "rolling_count",
@@ -64,11 +68,12 @@ def trailing_start(time: np.ndarray, window_s: float, group: np.ndarray | None =
     inside i's group. Requests j..i are exactly those in the trailing window ending at time[i].
     One two-pointer pass (compiled with numba on first use).
     """
-    time = np.ascontiguousarray(time, dtype=np.float64)
+    ticks = ticks_array(time)
+    w = window_ticks(window_s, "window_s")
     if group is None:
-        return _two_pointer(time, np.zeros(1, np.int32), float(window_s), False)
+        return _two_pointer(ticks, np.zeros(1, np.int32), w, False)
     group = np.ascontiguousarray(group, dtype=np.int32)
-    return _two_pointer(time, group, float(window_s), True)
+    return _two_pointer(ticks, group, w, True)
 
 
 def _compiled(fn):
@@ -79,7 +84,12 @@ def _compiled(fn):
         nonlocal compiled
         if compiled is None:
             from numba import njit
+            from numba.extending import register_jitable
 
+            from .kernel_cache import watch_limiters
+
+            watch_limiters()
+            register_jitable(has_left)
             compiled = njit(cache=True, nogil=True)(fn)
         return compiled(*args)
 
@@ -88,16 +98,15 @@ def _compiled(fn):
 
 
 @_compiled
-def _two_pointer(time, group, window_s, grouped):
-    """Left ends j[i] of the trailing windows; the left pointer only moves forward."""
-    n = len(time)
+def _two_pointer(ticks, group, window, grouped):
+    """Left ends j[i] of the trailing windows (ticks); the left pointer only moves forward."""
+    n = len(ticks)
     j = np.empty(n, dtype=np.int64)
     left = 0
     for i in range(n):
         if grouped and i > 0 and group[i] != group[i - 1]:
             left = i  # a new group starts: its window cannot reach back into the last one
-        horizon = time[i] - window_s  # as the sliding log computes it
-        while time[left] <= horizon:
+        while has_left(ticks[left], ticks[i], window):  # as the sliding log decides it
             left += 1
         j[i] = left
     return j
@@ -206,8 +215,9 @@ def rolling_count(data, window_s: float, *, at=None, step_s: float | None = None
         else:
             at = time[0] + step * np.arange(int(np.floor((time[-1] - time[0]) / step)) + 1)
     at = np.asarray(at, dtype=np.float64)
-    hi = np.searchsorted(time, at, side="right")
-    lo = np.searchsorted(time, at - w, side="right")
+    ticks, at_ticks, wt = ticks_array(time), ticks_array(at), window_ticks(w, "window_s")
+    hi = np.searchsorted(ticks, at_ticks, side="right")
+    lo = np.searchsorted(ticks, at_ticks - wt, side="right")  # at - s >= W: out
     if weights is None:
         values = hi - lo
     else:
@@ -226,12 +236,13 @@ def window_counts(data, window_s: float, *, allowed=None, weights=None):
 
     w = positive("window_s", window_s)
     time, _, weights = _columns(data, allowed, weights)
-    k = np.floor(time / w).astype(np.int64)
+    wt = window_ticks(w, "window_s")
+    k = index_of(ticks_array(time), wt)  # calendar windows, as the fixed window counts them
     ks, inverse = np.unique(k, return_inverse=True)
     sums = np.bincount(inverse, weights=weights, minlength=len(ks))
     if weights is None:
         sums = sums.astype(np.int64)
-    return pd.Series(sums, index=pd.Index(ks * w, name="window_start_s"),
+    return pd.Series(sums, index=pd.Index(ks * wt / TICKS_PER_S, name="window_start_s"),
                      name=f"in window of {w:g} s")
 
 

@@ -150,13 +150,23 @@ def _control(param: str, value: Any) -> W.Widget:
 # ---------------------------------------------------------------- reading a limiter
 
 
-def own_count(info: dict[str, Any]) -> float | None:
+# How much of the allowance is in use, from the field a limiter reports (``Limiter.reports``):
+# a token bucket has spent capacity - tokens, GCRA limit - available; the rest count up.
+IN_USE = {"tokens": lambda info: float(info["capacity"]) - float(info["tokens"]),
+          "available": lambda info: float(info["limit"]) - float(info["available"])}
+
+
+def own_count(info: dict[str, Any], limiter: Limiter | None = None) -> float | None:
     """The limiter's own idea of how much of its allowance is in use, from ``inspect``.
 
     Window counters report their count (the sliding counter its estimate); a token bucket the
     tokens spent (capacity - tokens); a leaky bucket its water or queue; GCRA how far its TAT
-    is ahead, in requests; nginx its excess.
+    is ahead, in requests; nginx its excess. With `limiter`, the field is the one it declares
+    (``limiter.reports``); without, it is found among the fields `info` has.
     """
+    field = limiter.reports[0] if limiter is not None else ""
+    if field in info:
+        return IN_USE.get(field, lambda i: float(i[field]))(info)
     if "estimate" in info:
         return float(info["estimate"])
     if "count" in info:
@@ -307,7 +317,7 @@ class LiveLimiter:
             "rejected": self.rejected,
             "rolling": self.rolling_now(),
             "max_rolling": self.max_rolling,
-            "own": own_count(info),
+            "own": own_count(info, self.limiter),
             "max_own": self.max_own,
             "window_s": self.window_s,
             "limit": float(self.limiter.limit),
@@ -525,7 +535,7 @@ class LiveLimiter:
 
     def _sample(self, at: float) -> None:
         rolling = self.rolling_now()
-        own = own_count(self.limiter.inspect(self.KEY, at)) or 0.0
+        own = own_count(self.limiter.inspect(self.KEY, at), self.limiter) or 0.0
         self.max_rolling = max(self.max_rolling, rolling)
         self.max_own = max(self.max_own, own)
         self._history.append((at, rolling, own))
@@ -736,7 +746,7 @@ class LiveLimiter:
                     f"color:{color};white-space:nowrap'>{name} "
                     f"<b class='ratelab-{name.replace(' ', '-')}'>{value}</b></span>")
 
-        own = own_count(info) or 0.0
+        own = own_count(info, self.limiter) or 0.0
         own_name, own_help = own_label(info)
         w = f"{self.window_s:g} s"
         return ("<div class='ratelab-counters' style='font-size:14px;display:flex;"

@@ -29,10 +29,14 @@ def test_bad_input_names_the_parameter(bad, call):
 
 
 def test_boundary_attack_passes_whole_where_k_times_w_falls_short_in_floats():
-    """96034 x 0.1 is in window 96033 as floor(t / 0.1) computes it: the second half must
-    start where the fixed window starts its window, or half of it is refused."""
+    """96034 x 0.1 is in window 96033 as floor(t / 0.1) computes it in floats; the limiters
+    count windows in whole microseconds, where it is exactly the start of window 96034. The
+    second half must start where the fixed window starts its window, or half of it is
+    refused."""
+    from ratelab.limiters.fixed_window import window_index
+
     t = boundary_attack(limit=5, window_s=0.1, boundary=96034 * 0.1, lead_s=0.05)
-    assert np.floor(t / 0.1).tolist() == [96033] * 5 + [96034] * 5
+    assert [window_index(x, 0.1) for x in t] == [96033] * 5 + [96034] * 5
     assert play(make("fixed-window", limit=5, window=0.1), t).allowed.all()
 
 

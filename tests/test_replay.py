@@ -282,7 +282,7 @@ def default_params(name: str) -> dict:
 ])
 def test_retry_after_nudged_past_float_rounding_as_the_reference_does(name, params, start, gap):
     """Requests paced at about the limit, at awkward times: many a closed-form wait falls an
-    ulp short there, and the kernels must step it up exactly as base.earliest does."""
+    ulp short there, and the kernels must step it up exactly as clock.seconds_until does."""
     n = 3000
     time = start + np.arange(n) * gap + np.repeat([0.0, 1e-3], n // 2)
     trace = Trace(time, (np.arange(n) % 2).astype(np.int32))
@@ -319,15 +319,23 @@ def test_bad_input_names_the_problem(engine):
         replay("gcra", trace)
 
 
-def test_compiled_gcra_refuses_times_its_nanosecond_clock_cannot_hold():
-    trace = Trace(np.array([5e9, 5e9]), np.array([0, 0], dtype=np.int32))
-    gcra = make("gcra", rate=1, burst=0)
-    assert replay(gcra, trace, engine="reference", progress=False).allowed.tolist() == [True,
-                                                                                       False]
-    with pytest.raises(ValueError, match="beyond 4e9 s"):
-        replay(gcra, trace, progress=False)
-    shifted = replay(gcra, trace.shifted(-5e9), progress=False)
-    assert shifted.allowed.tolist() == [True, False]
+@pytest.mark.parametrize("name, params", [("gcra", {"rate": 1, "burst": 0}),
+                                          ("nginx", {"rate": 1, "burst": 0}),
+                                          ("nginx", {"rate": 1e14, "burst": 10**11}),
+                                          ("token-bucket", {"rate": 1, "capacity": 1})])
+def test_engines_agree_at_huge_times_and_both_refuse_beyond_int64_ticks(name, params):
+    """Times are whole microseconds in both engines: at 5e9 s and at 4e12 s they agree (the
+    compiled GCRA refused times beyond 4e9 s when it counted nanoseconds); beyond 2**62
+    microseconds both refuse with the same error."""
+    lim = make(name, **params)
+    for t in (5e9, 4e12):
+        trace = Trace(np.array([t, t, t + 0.5, t + 1.0]), np.zeros(4, dtype=np.int32))
+        compiled, reference = both(lim, trace, details=True)
+        assert_same(compiled, reference)
+    trace = Trace(np.array([5e12]), np.zeros(1, dtype=np.int32))
+    for engine in ("compiled", "reference"):
+        with pytest.raises(ValueError, match=r"now=5000000000000.0 is beyond"):
+            replay(lim, trace, engine=engine, progress=False)
 
 
 def test_progress_bar_appears_only_when_asked(capsys):

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..limiters.base import positive
+from ..limiters.clock import window_ticks
 from . import kernels
 
 MODES = ("estimate", "admission")
@@ -302,18 +303,19 @@ def analyse_sources(time: np.ndarray, starts: np.ndarray, limit: float, window: 
     n_src = len(starts) - 1
     tally = ErrorTally(limit, window, modes, sources=n_src)
     # the estimate pass writes the peaks as it goes; without it first, count them up front
-    peak = kernels.peak_counts(time, starts, window) if modes[0] != "estimate" else None
+    wt = window_ticks(window)
+    peak = kernels.peak_counts(time, starts, wt) if modes[0] != "estimate" else None
     for m in modes:
         t = tally.per_mode[m]
         crej = np.zeros(n_src, np.int64)
         erej = np.zeros(n_src, np.int64)
         if m == "estimate":
             est_peak = np.zeros(n_src, np.int64)
-            kernels.estimate_pass(time, starts, limit, window, t.counts, t.relsum, t.hist,
+            kernels.estimate_pass(time, starts, limit, wt, t.counts, t.relsum, t.hist,
                                   est_peak, crej, erej)
             peak = est_peak if peak is None else peak
         else:
-            kernels.admission_pass(time, starts, limit, window, t.counts, t.relsum, t.hist,
+            kernels.admission_pass(time, starts, limit, wt, t.counts, t.relsum, t.hist,
                                    crej, erej)
         over = peak > limit
         limited = crej > 0
@@ -346,7 +348,8 @@ def analyse_groups(time: np.ndarray, starts: np.ndarray, labels: np.ndarray, lim
     window = positive("window", window)
     labels = np.asarray(labels)
     peak = kernels.peak_counts(np.ascontiguousarray(time, dtype=np.float64),
-                               np.ascontiguousarray(starts, dtype=np.int64), window)
+                               np.ascontiguousarray(starts, dtype=np.int64),
+                               window_ticks(window))
     groups = [(lab, labels == lab) for lab in np.unique(labels)]
     groups += [("over the threshold", peak > limit), ("never over", peak <= limit)]
     return {(lab.item() if hasattr(lab, "item") else lab):
@@ -379,7 +382,7 @@ def peak_per_source(trace, window: float) -> "pd.Series":  # noqa: F821
 
     window = positive("window", window)
     time, starts, keys = by_source(trace)
-    peak = kernels.peak_counts(time, starts, window)
+    peak = kernels.peak_counts(time, starts, window_ticks(window))
     return pd.Series(peak, index=[trace.name_of(k) for k in keys], name="peak")
 
 

@@ -4,12 +4,15 @@ The analysis never needs a time-merged trace: every source is limited on its own
 the concatenation of per-source sorted time arrays with ``starts`` (int64, one more entry than
 sources) marking where each source begins. Each kernel walks one source at a time.
 
-Both limiters are written out here with the reference's arithmetic, in the same order, so the
-decisions are the reference's to the last bit:
+Both limiters call the reference's own scalar functions (compiled here), in the same order, so
+the decisions are the reference's to the last bit; times are whole microseconds (ticks,
+``ratelab.limiters.clock.to_ticks``) and ``window`` is in ticks:
 
-* sliding log: the trailing window is (t - W, t]; an entry leaves when ``entry <= t - W``;
-  a request passes when ``in_window + 1 <= limit``;
-* sliding window counter: ``k = floor(t / W)``, ``weight = 1 - (t - k*W) / W``,
+* sliding log: the trailing window is (t - W, t]; an entry leaves when
+  ``sliding_log.has_left(entry, t, W)`` (t - entry >= W); a request passes when
+  ``in_window + 1 <= limit``;
+* sliding window counter: ``k = fixed_window.index_of(t, W)``, ``sliding_counter.roll`` and
+  ``sliding_counter.weight``,
   ``estimate = prev * weight + cur``; a request passes when ``estimate + 1 <= limit``.
 
 Every request costs 1. Compiled on first use (``cache=True`` keeps the machine code on disk);
@@ -20,6 +23,19 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
+
+from ..kernel_cache import watch_limiters
+from ..limiters import clock
+from ..limiters import fixed_window as fw
+from ..limiters import sliding_counter as sc
+from ..limiters import sliding_log as sl
+
+watch_limiters()
+for _fn in (clock.to_ticks, fw.index_of, sl.has_left, sc.roll, sc.weight):
+    register_jitable(_fn)
+to_ticks = clock.to_ticks
+NO_WINDOW = -(2 ** 62)  # the window number before a source's first request
 
 # Relative-error histogram: bin 0 holds exact estimates (error 0); bins 1..N_LOG_BINS cover
 # 10**LOG_LO .. 10**LOG_HI in BINS_PER_DECADE steps per decade (about 2.3% wide), the first
@@ -69,28 +85,21 @@ def estimate_pass(time, starts, limit, window, counts, relsum, hist, peak, count
         a = starts[s]
         b = starts[s + 1]
         lo = a
-        kc = -(2 ** 62)
+        kc = NO_WINDOW
         prev = 0.0
         cur = 0.0
         pk = 0
         crej = 0
         erej = 0
         for i in range(a, b):
-            t = time[i]
-            horizon = t - window
-            while time[lo] <= horizon:
+            t = to_ticks(time[i])
+            while sl.has_left(to_ticks(time[lo]), t, window):
                 lo += 1
             exact = i - lo + 1
-            k = np.floor(t / window)
-            if k != kc:
-                if k == kc + 1:
-                    prev = cur
-                else:
-                    prev = 0.0
-                cur = 0.0
-                kc = k
-            weight = 1.0 - (t - k * window) / window
-            est = prev * weight + cur
+            k = fw.index_of(t, window)
+            prev, cur = sc.roll(kc, prev, cur, k)
+            kc = k
+            est = prev * sc.weight(t, k, window) + cur
             c_ok = est + 1.0 <= limit
             e_ok = exact <= limit
             cur += 1.0
@@ -133,8 +142,8 @@ def admission_pass(time, starts, limit, window, counts, relsum, hist, counter_re
     for s in range(n_src):
         if starts[s + 1] - starts[s] > longest:
             longest = starts[s + 1] - starts[s]
-    log = np.empty(longest, np.float64)  # times the log admitted (a queue)
-    ctr = np.empty(longest, np.float64)  # times the counter admitted
+    log = np.empty(longest, np.int64)  # ticks the log admitted (a queue)
+    ctr = np.empty(longest, np.int64)  # ticks the counter admitted
     for s in range(n_src):
         a = starts[s]
         b = starts[s + 1]
@@ -142,15 +151,14 @@ def admission_pass(time, starts, limit, window, counts, relsum, hist, counter_re
         ln = 0
         ch = 0
         cn = 0
-        kc = -(2 ** 62)
+        kc = NO_WINDOW
         prev = 0.0
         cur = 0.0
         crej = 0
         erej = 0
         for i in range(a, b):
-            t = time[i]
-            horizon = t - window
-            while lh < ln and log[lh] <= horizon:
+            t = to_ticks(time[i])
+            while lh < ln and sl.has_left(log[lh], t, window):
                 lh += 1
             e_ok = (ln - lh) + 1.0 <= limit
             if e_ok:
@@ -158,18 +166,12 @@ def admission_pass(time, starts, limit, window, counts, relsum, hist, counter_re
                 ln += 1
             else:
                 erej += 1
-            k = np.floor(t / window)
-            if k != kc:
-                if k == kc + 1:
-                    prev = cur
-                else:
-                    prev = 0.0
-                cur = 0.0
-                kc = k
-            weight = 1.0 - (t - k * window) / window
-            est = prev * weight + cur
+            k = fw.index_of(t, window)
+            prev, cur = sc.roll(kc, prev, cur, k)
+            kc = k
+            est = prev * sc.weight(t, k, window) + cur
             c_ok = est + 1.0 <= limit
-            while ch < cn and ctr[ch] <= horizon:
+            while ch < cn and sl.has_left(ctr[ch], t, window):
                 ch += 1
             real = (cn - ch) + 1.0
             if c_ok:
@@ -197,7 +199,7 @@ def admission_pass(time, starts, limit, window, counts, relsum, hist, counter_re
 
 @njit(cache=True)
 def peak_counts(time, starts, window):
-    """Per source, the most of its requests in any trailing window (t - W, t]."""
+    """Per source, the most of its requests in any trailing window (t - W, t] (W in ticks)."""
     n_src = len(starts) - 1
     peak = np.zeros(n_src, np.int64)
     for s in range(n_src):
@@ -205,8 +207,8 @@ def peak_counts(time, starts, window):
         lo = a
         pk = 0
         for i in range(a, starts[s + 1]):
-            horizon = time[i] - window
-            while time[lo] <= horizon:
+            t = to_ticks(time[i])
+            while sl.has_left(to_ticks(time[lo]), t, window):
                 lo += 1
             if i - lo + 1 > pk:
                 pk = i - lo + 1

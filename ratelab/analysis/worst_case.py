@@ -32,6 +32,7 @@ import numpy as np
 
 from ..limiters import make
 from ..limiters.base import positive, whole
+from ..limiters.clock import ticks_array, window_ticks
 from .kernels import peak_counts
 
 
@@ -71,8 +72,10 @@ def most_in_window(times: np.ndarray, window: float) -> tuple[int, float]:
     times = np.ascontiguousarray(times, dtype=np.float64)
     if not len(times):
         return 0, float("nan")
-    best = int(peak_counts(times, np.array([0, len(times)], np.int64), float(window))[0])
-    lo = np.searchsorted(times, times - window, side="right")
+    w = window_ticks(window)
+    best = int(peak_counts(times, np.array([0, len(times)], np.int64), w)[0])
+    ticks = ticks_array(times)
+    lo = np.searchsorted(ticks, ticks - w, side="right")  # entries with t - entry >= W are out
     i = int(np.argmax(np.arange(len(times)) - lo + 1 == best))
     return best, float(times[i])
 

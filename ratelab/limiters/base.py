@@ -20,6 +20,10 @@ import math
 from dataclasses import dataclass
 from typing import Any, Hashable
 
+import numpy as np
+
+from .clock import TICKS_PER_S, check_ticks, window_ticks
+
 Seconds = float
 """A duration or an instant, in seconds."""
 
@@ -50,9 +54,20 @@ class Decision:
 
 # ---------------------------------------------------------------- input checks
 
+LARGEST = 2**53
+"""Capacities, limits and bursts must lie below 2**53: above it floats are not whole numbers
+and ``remaining`` would not fit the compiled engine's 64-bit integers."""
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
 
 def positive(name: str, value: Any) -> float:
     """`value` as a float, or ValueError naming `name` unless it is finite and > 0."""
+    if _is_bool(value):
+        raise ValueError(f"{name} must be a positive number, not a boolean, got {value!r}")
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -64,6 +79,8 @@ def positive(name: str, value: Any) -> float:
 
 def non_negative(name: str, value: Any) -> float:
     """`value` as a float, or ValueError naming `name` unless it is finite and >= 0."""
+    if _is_bool(value):
+        raise ValueError(f"{name} must be a non-negative number, not a boolean, got {value!r}")
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -75,7 +92,7 @@ def non_negative(name: str, value: Any) -> float:
 
 def whole(name: str, value: Any, *, minimum: int = 1) -> int:
     """`value` as an int, or ValueError naming `name` unless it is a whole number >= minimum."""
-    if isinstance(value, bool):
+    if _is_bool(value):
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
     try:
         x = float(value)
@@ -83,50 +100,43 @@ def whole(name: str, value: Any, *, minimum: int = 1) -> int:
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}") from None
     if not math.isfinite(x) or x != int(x) or x < minimum:
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
-    return int(x)
+    return int(bounded(name, x))
+
+
+def bounded(name: str, x: float) -> float:
+    """`x`, or ValueError naming `name` unless it lies below LARGEST (2**53)."""
+    if x >= LARGEST:
+        raise ValueError(f"{name} must be below 2**53 ({LARGEST:.4g}), got {x!r}")
+    return x
+
+
+def slow_enough(name: str, per_s: float, amount: float) -> None:
+    """ValueError naming `name` when `amount` / `per_s` seconds is 2**53 ticks or more: such a
+    wait does not fit a whole number of microseconds (rate far too slow for its capacity)."""
+    if amount * TICKS_PER_S / per_s >= LARGEST:
+        raise ValueError(f"{name}={per_s!r} is too slow: {amount!r} at that rate takes "
+                         f"2**53 microseconds (285 years) or more")
+
+
+def whole_below(x: float) -> int:
+    """How many whole k >= 1 satisfy k < x: the requests of cost 1 that pass one after another
+    when each needs its cost to be below `x` minus what the ones before it took."""
+    return max(0, math.ceil(x) - 1)
 
 
 def finite_time(now: Any, name: str = "now") -> float:
-    """`now` as a float, or ValueError naming `name` unless it is a finite number of seconds."""
+    """`now` as a float, or ValueError naming `name` unless it is a finite number of seconds
+    within the range the limiters hold (+-2**62 microseconds)."""
+    if _is_bool(now):
+        raise ValueError(f"{name} must be a time in seconds, not a boolean, got {now!r}")
     try:
         t = float(now)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a time in seconds, got {now!r}") from None
     if not math.isfinite(t):
         raise ValueError(f"{name} must be a finite time in seconds, got {now!r}")
+    check_ticks(t, name)
     return t
-
-
-# ---------------------------------------------------------------- float rounding
-
-TIE = 1e-9
-"""Request units: the buckets treat a shortfall below a billionth of a request as a tie, and a
-tie passes. Refill from float timestamps lands a rounding step short (0.1 s at 10/s refills
-0.9999999999999996 of a token), which would refuse about a third of a client sending at
-exactly the rate."""
-
-NUDGES = 64
-"""How many float steps `earliest` tries past a computed wait (one or two are ever needed)."""
-
-
-def earliest(now: float, wait: float, passes) -> float:
-    """`wait`, or the least float above it for which ``passes(now + wait)`` holds.
-
-    A wait computed in closed form, such as (cost - tokens) / rate, can fall an ulp short once
-    a client adds it to `now` and the limiter recomputes its state there: the request is then
-    refused again at exactly now + retry_after. This steps the instant now + wait up, one float
-    at a time, until the limiter's own arithmetic (`passes`) admits it. The compiled replay
-    repeats the same steps.
-    """
-    if passes(now + wait):
-        return wait
-    t = now + wait
-    for _ in range(NUDGES):
-        t = math.nextafter(t, math.inf)
-        wait = t - now
-        if passes(now + wait):
-            return wait
-    return wait
 
 
 # ---------------------------------------------------------------- the keyed limiter
@@ -145,6 +155,9 @@ class Limiter:
 
     name: str = ""
     limit: float = 0.0
+    reports: tuple[str, str] = ("", "")
+    """What the limiter reports as its counter: (the ``inspect()`` field, what it means). The
+    compiled replay's ``counter`` column and the widgets read this one declaration."""
 
     def __init__(self) -> None:
         self._state: dict[Hashable, Any] = {}
@@ -199,6 +212,9 @@ class Limiter:
         """The largest cost a request can have and still pass on an idle key."""
         return self.limit
 
+    def _check_refill_time(self, amount: float, rate: float) -> None:
+        slow_enough("rate", rate, amount)
+
     def _initial(self, now: float) -> Any:
         raise NotImplementedError
 
@@ -252,8 +268,9 @@ class WindowLimiter(Limiter):
 
     def __init__(self, limit: float, window: Seconds, count_rejected: bool = False) -> None:
         super().__init__()
-        self.limit = positive("limit", limit)
+        self.limit = bounded("limit", positive("limit", limit))
         self.window = positive("window", window)
+        self.window_ticks = window_ticks(self.window)
         self.count_rejected = check_count_rejected(count_rejected)
 
     @property

@@ -6,6 +6,9 @@ but blind across the boundary: `limit` requests at the end of one window and `li
 the start of the next pass within a moment of each other — up to 2 x limit in any trailing
 window of length W.
 
+Windows are counted in whole microseconds (ticks): window k holds the ticks
+[k x W, (k+1) x W) with W = ``window_ticks``, so the boundaries are exact at every origin.
+
 ``count_rejected=True`` counts rejected requests too, as a Redis ``INCR``-first counter does.
 """
 
@@ -14,26 +17,44 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Decision, Seconds, WindowLimiter, earliest
+from .base import Decision, Seconds, WindowLimiter
+from .clock import TICKS_PER_S, seconds_until, to_ticks
+
+
+# ---------------------------------------------------------------- the arithmetic (scalars)
+
+
+def index_of(now: int, window: int) -> int:
+    """The calendar window tick `now` falls in: k with k x window <= now < (k+1) x window."""
+    return now // window
 
 
 def window_index(now: Seconds, window: Seconds) -> int:
-    """The calendar window `now` falls in: k with kW <= now < (k+1)W."""
-    return math.floor(now / window)
+    """The calendar window the time `now` (seconds) falls in, for a window of `window` s."""
+    return index_of(to_ticks(now), to_ticks(window))
 
 
 def window_start(k: int, window: Seconds) -> float:
-    """The first time that falls in calendar window k (window_index(t) == k).
+    """The first time (seconds, a float) that falls in calendar window k.
 
-    In floating point that is not always k x W: 96034 x 0.1 / 0.1 falls just short of 96034,
-    so 96034 x 0.1 is still in window 96033. Boundary attacks start their second half here.
+    Window k starts at tick k x W exactly; the float nearest that tick may read as the tick
+    before it, so this steps to the least float that :func:`window_index` puts in window k.
+    Boundary attacks start their second half here.
     """
-    t = k * window
-    while math.floor(t / window) < k:
+    t = k * to_ticks(window) / TICKS_PER_S
+    while window_index(t, window) < k:
         t = math.nextafter(t, math.inf)
-    while math.floor(math.nextafter(t, -math.inf) / window) >= k:
+    while window_index(math.nextafter(t, -math.inf), window) >= k:
         t = math.nextafter(t, -math.inf)
     return t
+
+
+def count_in(index: int, count: float, k: int) -> float:
+    """The count a state of window `index` holds for window `k` (0 once k has moved on)."""
+    return count if index == k else 0.0
+
+
+# ---------------------------------------------------------------- the keyed limiter
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,32 +94,29 @@ class FixedWindow(WindowLimiter):
     """
 
     name = "fixed-window"
+    reports = ("count", "cost counted in the current calendar window "
+                        "(passes if count + cost <= limit)")
 
     def _initial(self, now: float) -> WindowState:
-        return WindowState(window_index(now, self.window), 0.0)
-
-    def _count(self, state: WindowState, k: int) -> float:
-        return state.count if state.index == k else 0.0
+        return WindowState(index_of(to_ticks(now), self.window_ticks), 0.0)
 
     def _check(self, state: WindowState, now: float, cost: float):
-        k = window_index(now, self.window)
-        count = self._count(state, k)
+        now_t = to_ticks(now)
+        k = index_of(now_t, self.window_ticks)
+        count = count_in(state.index, state.count, k)
         allowed = count + cost <= self.limit
         after = count + cost if (allowed or self.count_rejected) else count
-        window_end = (k + 1) * self.window - now
-        retry = 0.0 if allowed else earliest(  # the next window starts empty
-            now, window_end, lambda t: window_index(t, self.window) > k)
+        next_window = seconds_until(now, now_t, (k + 1) * self.window_ticks)
         decision = Decision(
             allowed=allowed,
             limit=self.limit,
             remaining=int(math.floor(max(0.0, self.limit - after))),
-            retry_after=retry,
-            reset_after=0.0 if after <= 0 else earliest(
-                now, window_end, lambda t: window_index(t, self.window) > k),
+            retry_after=0.0 if allowed else next_window,  # the next window starts empty
+            reset_after=0.0 if after <= 0 else next_window,
         )
         return decision, WindowState(k, after)
 
     def _inspect(self, state: WindowState, now: float) -> dict:
-        k = window_index(now, self.window)
-        return {"window_start": k * self.window, "count": self._count(state, k),
-                "limit": self.limit}
+        k = index_of(to_ticks(now), self.window_ticks)
+        return {"window_start": k * self.window_ticks / TICKS_PER_S,
+                "count": count_in(state.index, state.count, k), "limit": self.limit}

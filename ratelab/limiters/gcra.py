@@ -10,17 +10,32 @@ period — the same decisions as a token bucket of capacity burst + 1, with one 
 
 from __future__ import annotations
 
-import math
-
-from .base import Decision, Limiter, PerSecond, earliest, positive, whole
-
-
-NS = 1_000_000_000
+from .base import Decision, Limiter, PerSecond, bounded, positive, whole
+from .clock import TICKS_PER_S, TIE_TICKS, seconds_until, to_ticks
 
 
-def to_ns(now: float) -> int:
-    """`now` (seconds) in whole nanoseconds, the unit redis-cell counts in."""
-    return math.floor(now * 1e9 + 0.5)
+# ---------------------------------------------------------------- the arithmetic (integers)
+
+
+def advance(tat: int, now: int, cost: float, period: int) -> int:
+    """The TAT after a request of `cost` at tick `now` (whole ticks)."""
+    return max(tat, now) + round(cost * period)
+
+
+def allow_at(tat: int, now: int, cost: float, period: int, tolerance: int) -> int:
+    """The first tick at which a request of `cost` passes against `tat`, as seen at `now`."""
+    return advance(tat, now, cost, period) - tolerance - TIE_TICKS + 1
+
+
+def passes(tat: int, now: int, cost: float, period: int, tolerance: int) -> bool:
+    """Whether a request of `cost` at tick `now` passes: the new TAT lies within the DVT, or
+    less than TIE_TICKS beyond (on whole ticks: not beyond)."""
+    return now >= allow_at(tat, now, cost, period, tolerance)
+
+
+def available(tat: int, now: int, period: int, tolerance: int) -> float:
+    """Requests of cost 1 the TAT leaves room for at `now`: (DVT - ahead) / period."""
+    return (tolerance - max(0, tat - now)) / period
 
 
 class GCRA(Limiter):
@@ -45,54 +60,57 @@ class GCRA(Limiter):
         >>> gcra.peek("a", now=0.0).retry_after
         1.0
 
-    Kept in whole nanoseconds, as redis-cell keeps it: the period is ``1e9 / rate`` truncated
-    (rate 3 -> 333,333,333 ns) and a TAT is a sum of whole periods, so a burst of burst + 1
-    at one instant is exact at any rate — in float seconds, 0.1 added 20 times is not 2.0.
+    Kept in whole microseconds (ticks), as redis-cell keeps whole nanoseconds: the period is
+    ``1e6 / rate`` truncated (rate 3 -> 333,333 ticks) and a TAT is a sum of whole periods, so
+    a burst of burst + 1 at one instant is exact at any rate, and every decision is the same at
+    every origin — in float seconds, 0.1 added 20 times is not 2.0.
     """
 
     name = "gcra"
+    reports = ("available", "requests of cost 1 the TAT leaves room for, (DVT - ahead) / period "
+                            "in whole microseconds (passes if available >= cost, to the tick)")
 
     def __init__(self, rate: PerSecond, burst: int) -> None:
         super().__init__()
         self.rate = positive("rate", rate)
         self.burst = whole("burst", burst, minimum=0)
-        self.period_ns = int(NS / self.rate)
-        if self.period_ns < 1:
-            raise ValueError(f"rate must be at most 1e9 per second, got {rate!r}")
-        self.tolerance_ns = self.period_ns * (self.burst + 1)  # the DVT
-        self.limit = self.burst + 1
+        period = TICKS_PER_S / self.rate
+        if period < 1:
+            raise ValueError(f"rate must be at most 1e6 per second (one request per "
+                             f"microsecond), got {rate!r}")
+        if period * (self.burst + 1) >= 2**53:
+            raise ValueError(f"rate={rate!r} with burst={burst!r}: the tolerance, (burst + 1) "
+                             "periods, must be below 2**53 microseconds (285 years)")
+        self.period_ticks = int(period)
+        self.tolerance_ticks = self.period_ticks * (self.burst + 1)  # the DVT
+        self.limit = bounded("burst", self.burst + 1)
 
     @property
     def params(self) -> dict:
         return {"rate": self.rate, "burst": self.burst}
 
     def _initial(self, now: float) -> int:
-        return to_ns(now)  # the TAT of an idle key is "now"
+        return to_ticks(now)  # the TAT of an idle key is "now"
 
     def _check(self, tat: int, now: float, cost: float):
-        now_ns = to_ns(now)
-        new_tat = max(tat, now_ns) + round(cost * self.period_ns)
-        allow_at = new_tat - self.tolerance_ns
-        allowed = now_ns >= allow_at
-        kept = new_tat if allowed else tat
-        slack = now_ns - (kept - self.tolerance_ns)  # ns ahead of the TAT limit
+        now_t = to_ticks(now)
+        p, tol = self.period_ticks, self.tolerance_ticks
+        at = allow_at(tat, now_t, cost, p, tol)
+        allowed = now_t >= at
+        kept = advance(tat, now_t, cost, p) if allowed else tat
+        slack = now_t - (kept - tol)  # ticks ahead of the TAT limit
         decision = Decision(
             allowed=allowed,
             limit=self.limit,
-            remaining=max(0, slack) // self.period_ns,
-            retry_after=0.0 if allowed else earliest(
-                now, (allow_at - now_ns) / NS, lambda t: self._passes(kept, t, cost)),
-            reset_after=earliest(now, max(0, kept - now_ns) / NS, lambda t: to_ns(t) >= kept),
+            remaining=max(0, slack) // p,
+            retry_after=0.0 if allowed else seconds_until(now, now_t, at),
+            reset_after=seconds_until(now, now_t, kept),
         )
         return decision, kept
 
-    def _passes(self, tat: int, now: float, cost: float) -> bool:
-        """Whether a request of `cost` at `now` passes against `tat` (as `_check` decides)."""
-        now_ns = to_ns(now)
-        return now_ns >= max(tat, now_ns) + round(cost * self.period_ns) - self.tolerance_ns
-
     def _inspect(self, tat: int, now: float) -> dict:
-        now_ns = to_ns(now)
-        ahead = max(0, tat - now_ns)
-        return {"tat": max(tat, now_ns) / NS, "ahead": ahead / NS,
-                "available": (self.tolerance_ns - ahead) / self.period_ns, "limit": self.limit}
+        now_t = to_ticks(now)
+        ahead = max(0, tat - now_t)
+        return {"tat": max(tat, now_t) / TICKS_PER_S, "ahead": ahead / TICKS_PER_S,
+                "available": available(tat, now_t, self.period_ticks, self.tolerance_ticks),
+                "limit": self.limit}

@@ -8,24 +8,67 @@
   `capacity` units and leave at `rate`, so whatever comes in, what goes out is a metronome:
   departures at least 1/rate apart (cost/rate for a request of `cost`). A request that finds
   the queue full is dropped. The Decision's `delay` is the time the request waits in the queue.
+
+Times are whole microseconds (ticks): the leak is computed from the integer ticks elapsed, and
+a request that would fit in less than one tick passes (``clock.TIE_TICKS``), poured in full.
+The scalar functions below are the one arithmetic; the compiled replay compiles them.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from .base import TIE, Decision, Limiter, PerSecond, Seconds, earliest, positive
+from .base import Decision, Limiter, PerSecond, Seconds, bounded, positive, whole_below
+from .clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks, within_tie
 
 MODES = ("police", "shape")
 
 
 @dataclass(frozen=True, slots=True)
 class MeterState:
-    """Water in the bucket — the units of work queued — as of time `last`."""
+    """Water in the bucket — the units of work queued — as of tick `last`."""
 
     level: float
-    last: Seconds
+    last: int
+
+
+# ---------------------------------------------------------------- the arithmetic (scalars)
+
+
+def level_at(level: float, last: int, now: int, rate: PerSecond) -> float:
+    """The water left at tick `now` of `level` at tick `last`, leaking `rate` per second."""
+    return max(0.0, level - (now - last) * rate / TICKS_PER_S)
+
+
+def ticks_over(level: float, cost: float, rate: PerSecond, capacity: float) -> float:
+    """Ticks of leak needed before `cost` fits on top of `level` (<= 0: it fits now)."""
+    return (level + cost - capacity) * TICKS_PER_S / rate
+
+
+def passes(level: float, cost: float, rate: PerSecond, capacity: float) -> bool:
+    """Whether `cost` fits on top of `level`, or will in less than TIE_TICKS."""
+    return within_tie(ticks_over(level, cost, rate, capacity))
+
+
+def wait_ticks(level: float, cost: float, rate: PerSecond, capacity: float) -> int:
+    """Ticks until `cost` fits on top of `level` (0 if it does now)."""
+    d = ticks_to_pass(ticks_over(level, cost, rate, capacity))
+    while d > 0 and passes(level_at(level, 0, d - 1, rate), cost, rate, capacity):
+        d -= 1  # the closed form and the leak's own float steps may differ in the last bit
+    while not passes(level_at(level, 0, d, rate), cost, rate, capacity):
+        d += 1
+    return d
+
+
+def step(level: float, last: int, now: int, cost: float, rate: PerSecond,
+         capacity: float) -> tuple[float, float, bool]:
+    """(water at `now` before the request, water after it, whether it passed)."""
+    have = level_at(level, last, now, rate)
+    allowed = passes(have, cost, rate, capacity)
+    return have, have + cost if allowed else have, allowed
+
+
+# ---------------------------------------------------------------- the keyed limiter
 
 
 class LeakyBucket(Limiter):
@@ -58,47 +101,55 @@ class LeakyBucket(Limiter):
     """
 
     name = "leaky-bucket"
+    REPORTS = {
+        "police": ("level", "water in the bucket, drained to now "
+                            "(passes if level + cost <= capacity)"),
+        "shape": ("queue", "cost units queued ahead of the request, the meter's level "
+                           "(passes if queue + cost <= capacity; waits queue / rate)"),
+    }
 
     def __init__(self, rate: PerSecond, capacity: float, mode: str = "police") -> None:
         super().__init__()
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self.capacity = bounded("capacity", positive("capacity", capacity))
         self.rate = positive("rate", rate)
-        self.capacity = positive("capacity", capacity)
         self.mode = mode
         self.limit = self.capacity
+        self._check_refill_time(self.capacity, self.rate)
+
+    @property
+    def reports(self) -> tuple[str, str]:  # type: ignore[override]
+        """What this mode reports as its counter (REPORTS[mode])."""
+        return self.REPORTS[self.mode]
 
     @property
     def params(self) -> dict:
         return {"rate": self.rate, "capacity": self.capacity, "mode": self.mode}
 
     def _initial(self, now: float) -> MeterState:
-        return MeterState(0.0, now)
-
-    def _level(self, state: MeterState, now: float) -> float:
-        """The water left at `now` after leaking since `state.last`."""
-        return max(0.0, state.level - max(0.0, now - state.last) * self.rate)
+        return MeterState(0.0, to_ticks(now))
 
     def _check(self, state: MeterState, now: float, cost: float):
-        level = self._level(state, now)
-        allowed = level + cost <= self.capacity + TIE  # a float excess below TIE is a tie
-        after = level + cost if allowed else level
-        new = MeterState(after, now)
+        now_t = to_ticks(now)
+        level, after, allowed = step(state.level, state.last, now_t, cost, self.rate,
+                                     self.capacity)
+        new = MeterState(after, now_t)
         decision = Decision(
             allowed=allowed,
             limit=self.capacity,
-            remaining=int(math.floor(self.capacity - after)),
-            retry_after=0.0 if allowed else earliest(
-                now, (level + cost - self.capacity) / self.rate,
-                lambda t: self._level(new, t) + cost <= self.capacity + TIE),
-            reset_after=earliest(now, after / self.rate, lambda t: self._level(new, t) == 0.0),
+            remaining=whole_below(self.capacity - after + tie_amount(self.rate)),
+            retry_after=0.0 if allowed else seconds_until(
+                now, now_t, now_t + wait_ticks(after, cost, self.rate, self.capacity)),
+            reset_after=seconds_until(
+                now, now_t, now_t + wait_ticks(after, self.capacity, self.rate, self.capacity)),
             # the shaper serves the queue first: `level` units ahead at `rate` per second
             delay=level / self.rate if allowed and self.mode == "shape" else 0.0,
         )
         return decision, new
 
     def _inspect(self, state: MeterState, now: float) -> dict:
-        level = self._level(state, now)
+        level = level_at(state.level, state.last, to_ticks(now), self.rate)
         if self.mode == "police":
             return {"level": level, "capacity": self.capacity}
         return {"queue": level, "next_free": now + level / self.rate, "capacity": self.capacity}

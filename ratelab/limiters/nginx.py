@@ -24,22 +24,28 @@ excess has drained to zero (``ngx_http_limit_req_expire``). A deleted key that c
 new again. The model does the same; it ignores the zone's memory limit (a zone that fills up
 forces more deletions in nginx).
 
-Times are rounded to the millisecond, as nginx reads its clock in milliseconds.
+Times are rounded to the millisecond, as nginx reads its clock in milliseconds: the model takes
+``now`` to whole microseconds (ticks, as every limiter here) and reads the millisecond from
+the tick, half up. The functions below are the one arithmetic; the compiled replay compiles
+them.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from .base import Decision, Limiter, PerSecond, earliest, positive, whole
+from .base import Decision, Limiter, PerSecond, positive, whole
+from .clock import seconds_until, to_ticks
 
 EXPIRE_IDLE_MS = 60_000
+"""nginx deletes a least-recently-used node idle this long (ms) whose excess has drained."""
 
+BIG = 1 << 62
+"""Above this a product of integers would not fit 64 bits; a drain that large is capped."""
 
-def to_ms(now: float) -> int:
-    """`now` (seconds) as nginx's millisecond clock reads it."""
-    return math.floor(now * 1000.0 + 0.5)
+MAX_BURST = 10**12
+"""Bursts must lie below this, so that any excess (at most burst x 1000 + 1000) stays below a
+capped drain, BIG // 1000: every comparison comes out as with the exact drain."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +54,77 @@ class Node:
 
     excess: int
     last: int
+
+
+# ---------------------------------------------------------------- the arithmetic (integers)
+
+
+def ms_of(now: int) -> int:
+    """Tick `now` (whole microseconds) as nginx's millisecond clock reads it (half up)."""
+    return (now + 500) // 1000
+
+
+def after_ms(now: int, last: int, ms: int) -> int:
+    """The tick `ms` milliseconds after node time `last`, counted in whole milliseconds from
+    the millisecond that tick `now` reads (never before `now`)."""
+    return now + max(0, last + ms - ms_of(now)) * 1000
+
+
+def ms_cap(rate_milli: int) -> int:
+    """The most milliseconds whose drain ``rate_milli * ms`` fits 64 bits."""
+    return BIG // rate_milli
+
+
+def drain(rate_milli: int, ms: int, cap: int) -> int:
+    """Thousandths of a request drained in `ms` >= 0 milliseconds: rate_milli x ms // 1000,
+    capped at BIG // 1000 beyond `cap` milliseconds (see MAX_BURST)."""
+    if ms > cap:
+        return BIG // 1000
+    return rate_milli * ms // 1000
+
+
+def excess_after(excess: int, last: int, now_ms: int, rate_milli: int, cap: int) -> int:
+    """The excess a request at `now_ms` finds on a node, its own 1000 added (nginx's
+    ``excess = excess - rate * ms / 1000 + 1000``, at least 0)."""
+    return max(0, excess - drain(rate_milli, max(0, now_ms - last), cap) + 1000)
+
+
+def drained(excess: int, last: int, now_ms: int, rate_milli: int, cap: int) -> int:
+    """The node's excess drained to `now_ms`, without a new request (at least 0)."""
+    return max(0, excess - drain(rate_milli, max(0, now_ms - last), cap))
+
+
+def can_expire(excess: int, last: int, now_ms: int, rate_milli: int, cap: int) -> bool:
+    """Whether nginx's expire would delete this node at `now_ms`: idle >= 60 s and drained."""
+    idle = abs(now_ms - last)
+    return idle >= EXPIRE_IDLE_MS and excess - drain(rate_milli, idle, cap) <= 0
+
+
+def delay_ms(excess: int, delay: int, nodelay: bool, rate_milli: int) -> int:
+    """How long nginx holds an admitted request whose excess is `excess` (ms)."""
+    if nodelay or excess <= delay * 1000:
+        return 0
+    return (excess - delay * 1000) * 1000 // rate_milli
+
+
+def ms_to_drain(amount: int, rate_milli: int) -> int:
+    """The least ms with rate_milli x ms // 1000 >= `amount` (0 when amount <= 0)."""
+    return max(0, -(-amount * 1000 // rate_milli))
+
+
+def retry_tick(now: int, excess: int, last: int, burst: int, rate_milli: int) -> int:
+    """The tick, from `now`, at which a node (`excess` at ms `last`) admits one more request."""
+    return after_ms(now, last, ms_to_drain(excess + 1000 - burst * 1000, rate_milli))
+
+
+def reset_tick(now: int, excess: int, last: int, rate_milli: int) -> int:
+    """The tick, from `now`, at which the node takes burst + 1 requests at once again.
+
+    The first of them must find the excess at 0 *after* nginx adds its own 1000, so the node
+    must drain ``excess + 1000``, not just ``excess``: a node drained to 0 takes only burst
+    more (a new node starts at 0 with its first request already counted).
+    """
+    return after_ms(now, last, ms_to_drain(excess + 1000, rate_milli))
 
 
 class NginxLimitReq(Limiter):
@@ -81,15 +158,22 @@ class NginxLimitReq(Limiter):
     """
 
     name = "nginx"
+    reports = ("excess", "nginx's excess drained to now, in requests (0 for a new node); nginx "
+                         "adds 1 and passes if that is <= burst")
 
     def __init__(self, rate: PerSecond, burst: int = 0, nodelay: bool = False,
                  delay: int = 0) -> None:
         super().__init__()
         self.rate = positive("rate", rate)
-        self.rate_milli = math.floor(self.rate * 1000 + 1e-9)
+        if self.rate >= 1e15:
+            raise ValueError(f"rate must be below 1e15 per second for nginx, got {rate!r}")
+        self.rate_milli = int(self.rate * 1000 + 1e-9)
         if self.rate_milli < 1:
             raise ValueError(f"rate must be at least 0.001 per second for nginx, got {rate!r}")
+        self.ms_cap = ms_cap(self.rate_milli)
         self.burst = whole("burst", burst, minimum=0)
+        if self.burst >= MAX_BURST:
+            raise ValueError(f"burst must be below 10**12 for nginx, got {burst!r}")
         self.delay = whole("delay", delay, minimum=0)
         if not isinstance(nodelay, bool):
             raise ValueError(f"nodelay must be True or False, got {nodelay!r}")
@@ -122,64 +206,34 @@ class NginxLimitReq(Limiter):
         return None  # no node yet
 
     def _check(self, node: Node | None, now: float, cost: float):
-        now_ms = to_ms(now)
+        now_t = to_ticks(now)
+        now_ms = ms_of(now_t)
+        rm, cap = self.rate_milli, self.ms_cap
         if node is None:
             excess, allowed, new = 0, True, Node(0, now_ms)
         else:
-            ms = max(0, now_ms - node.last)
-            excess = max(0, node.excess - self.rate_milli * ms // 1000 + 1000)
+            excess = excess_after(node.excess, node.last, now_ms, rm, cap)
             allowed = excess <= self.burst * 1000
             if allowed:
-                new = Node(excess, now_ms if ms else node.last)
+                new = Node(excess, now_ms if now_ms > node.last else node.last)
             else:
                 new = node
-        kept = new.excess
         decision = Decision(
             allowed=allowed,
             limit=self.limit,
-            remaining=max(0, (self.burst * 1000 - kept) // 1000),
-            retry_after=0.0 if allowed else self._wait(node, now, now_ms),
-            reset_after=self._reset(new, now, now_ms),
-            delay=self._delay_ms(excess) / 1000 if allowed else 0.0,
+            remaining=max(0, (self.burst * 1000 - new.excess) // 1000),
+            retry_after=0.0 if allowed else seconds_until(
+                now, now_t, retry_tick(now_t, node.excess, node.last, self.burst, rm)),
+            reset_after=seconds_until(now, now_t, reset_tick(now_t, new.excess, new.last, rm)),
+            delay=delay_ms(excess, self.delay, self.nodelay, rm) / 1000 if allowed else 0.0,
         )
         return decision, new
-
-    def _delay_ms(self, excess: int) -> int:
-        """How long nginx holds an admitted request whose excess is `excess`."""
-        if self.nodelay or excess <= self.delay * 1000:
-            return 0
-        return (excess - self.delay * 1000) * 1000 // self.rate_milli
-
-    def _wait(self, node: Node, now: float, now_ms: int) -> float:
-        """Seconds until the node has drained enough for one more request."""
-        need = node.excess + 1000 - self.burst * 1000  # thousandths to drain
-        ms = -(-need * 1000 // self.rate_milli)  # ceil: rate_milli * ms // 1000 >= need
-        # now + wait must read as that millisecond or later on nginx's clock (to_ms rounds)
-        return earliest(now, max(0, node.last + ms - now_ms) / 1000,
-                        lambda t: self._excess_at(node, t) <= self.burst * 1000)
-
-    def _excess_at(self, node: Node, t: float) -> int:
-        """The excess a request at `t` would find, its own 1000 added (as _check computes it)."""
-        ms = max(0, to_ms(t) - node.last)
-        return max(0, node.excess - self.rate_milli * ms // 1000 + 1000)
-
-    def _reset(self, node: Node, now: float, now_ms: int) -> float:
-        """Seconds until `node` takes burst + 1 requests at once again.
-
-        The first of them must find the excess at 0 *after* nginx adds its own 1000, so the
-        node must drain ``excess + 1000``, not just ``excess``: a node drained to 0 takes only
-        burst more (a new node starts at 0 with its first request already counted).
-        """
-        ms = -(-(node.excess + 1000) * 1000 // self.rate_milli)  # ceil, as in _wait
-        return earliest(now, max(0, node.last + ms - now_ms) / 1000,
-                        lambda t: node.excess - self.rate_milli * max(0, to_ms(t) - node.last)
-                        // 1000 + 1000 <= 0)
 
     def _commit(self, key, new: Node, now: float) -> None:
         if key in self._state:
             del self._state[key]  # re-inserted below: moves to the LRU head
         else:
-            self._expire(to_ms(now))
+            self._expire(ms_of(to_ticks(now)))
         super()._commit(key, new, now)
 
     def _expire(self, now_ms: int) -> None:
@@ -189,8 +243,7 @@ class NginxLimitReq(Limiter):
                 return
             key = next(iter(self._state))
             node = self._state[key]
-            ms = abs(now_ms - node.last)
-            if ms < EXPIRE_IDLE_MS or node.excess - self.rate_milli * ms // 1000 > 0:
+            if not can_expire(node.excess, node.last, now_ms, self.rate_milli, self.ms_cap):
                 return
             del self._state[key]
             self._last.pop(key, None)
@@ -198,6 +251,7 @@ class NginxLimitReq(Limiter):
     def _inspect(self, node: Node | None, now: float) -> dict:
         if node is None:
             return {"excess": 0.0, "burst": self.burst, "known": False}
-        ms = max(0, to_ms(now) - node.last)
-        drained = max(0, node.excess - self.rate_milli * ms // 1000)
-        return {"excess": drained / 1000, "burst": self.burst, "known": True}
+        now_ms = ms_of(to_ticks(now))
+        return {"excess": drained(node.excess, node.last, now_ms, self.rate_milli,
+                                  self.ms_cap) / 1000,
+                "burst": self.burst, "known": True}

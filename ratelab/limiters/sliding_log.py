@@ -5,6 +5,9 @@ request at `now` passes when the cost logged in the trailing window (now - W, no
 own, is within `limit`. No trailing window ever holds more than `limit` — the price is memory
 proportional to the limit, per key.
 
+Times are whole microseconds (ticks): an entry logged at tick t has left the trailing window
+of tick `now` when ``now - t >= window_ticks`` (:func:`has_left`), exact at every origin.
+
 ``count_rejected=True`` logs rejected requests too (a client that keeps knocking stays out).
 """
 
@@ -14,12 +17,18 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
-from .base import Decision, WindowLimiter, earliest
+from .base import Decision, WindowLimiter
+from .clock import TICKS_PER_S, seconds_until, to_ticks
+
+
+def has_left(entry: int, now: int, window: int) -> bool:
+    """Whether an entry logged at tick `entry` is out of the trailing window (now - W, now]."""
+    return now - entry >= window
 
 
 @dataclass(slots=True)
 class Log:
-    """(time, cost) of logged requests, oldest first, and their total cost."""
+    """(tick, cost) of logged requests, oldest first, and their total cost."""
 
     entries: deque = field(default_factory=deque)
     total: float = 0.0
@@ -32,7 +41,7 @@ class LogChange:
     log: Log
     expired: int
     expired_cost: float
-    entry: tuple[float, float] | None
+    entry: tuple[int, float] | None
 
 
 class SlidingWindowLog(WindowLimiter):
@@ -59,52 +68,56 @@ class SlidingWindowLog(WindowLimiter):
     """
 
     name = "sliding-window-log"
+    reports = ("count", "cost logged in the trailing window (now - W, now] "
+                        "(passes if count + cost <= limit)")
 
     def _initial(self, now: float) -> Log:
         return Log()
 
-    def _expired(self, log: Log, now: float) -> tuple[int, float]:
-        """How many of the oldest entries have left (now - W, now], and their cost."""
-        horizon = now - self.window
+    def _expired(self, log: Log, now: int) -> tuple[int, float]:
+        """How many of the oldest entries have left (now - W, now] at tick `now`, and their
+        cost."""
         n, cost = 0, 0.0
         for t, c in log.entries:
-            if t > horizon:
+            if not has_left(t, now, self.window_ticks):
                 break
             n, cost = n + 1, cost + c
         return n, cost
 
     def _check(self, log: Log, now: float, cost: float):
-        expired, expired_cost = self._expired(log, now)
+        now_t = to_ticks(now)
+        expired, expired_cost = self._expired(log, now_t)
         in_window = log.total - expired_cost
         allowed = in_window + cost <= self.limit
         logged = allowed or self.count_rejected
         after = in_window + cost if logged else in_window
         if logged:
-            newest = now
+            newest = now_t
         else:
             newest = log.entries[-1][0] if len(log.entries) > expired else None
         decision = Decision(
             allowed=allowed,
             limit=self.limit,
             remaining=int(math.floor(max(0.0, self.limit - after))),
-            retry_after=0.0 if allowed else self._wait(log, expired, after, now, cost),
-            reset_after=0.0 if newest is None else earliest(
-                now, newest + self.window - now, lambda T: newest <= T - self.window),
+            retry_after=0.0 if allowed else self._wait(log, expired, after, now, now_t, cost),
+            reset_after=0.0 if newest is None else seconds_until(
+                now, now_t, newest + self.window_ticks),
         )
-        return decision, LogChange(log, expired, expired_cost, (now, cost) if logged else None)
+        return decision, LogChange(log, expired, expired_cost, (now_t, cost) if logged else None)
 
-    def _wait(self, log: Log, expired: int, logged: float, now: float, cost: float) -> float:
+    def _wait(self, log: Log, expired: int, logged: float, now: float, now_t: int,
+              cost: float) -> float:
         """Seconds until enough logged cost leaves the window for `cost` to fit.
 
         `logged` is the cost in the window after this request (its own included when
         rejected requests count); the retry needs `cost` more; entries leave oldest first.
         """
         need = logged + cost - self.limit
-        entries = list(log.entries)[expired:] + ([(now, cost)] if self.count_rejected else [])
+        entries = list(log.entries)[expired:] + ([(now_t, cost)] if self.count_rejected else [])
         for t, c in entries:
             need -= c
-            if need <= 0:  # when t has left (T - W, T]: t <= T - W
-                return earliest(now, t + self.window - now, lambda T: t <= T - self.window)
+            if need <= 0:  # when t has left (T - W, T]: T - t >= W
+                return seconds_until(now, now_t, t + self.window_ticks)
         return self.window  # unreachable while cost <= limit
 
     def _commit(self, key, change: LogChange, now: float) -> None:
@@ -120,6 +133,6 @@ class SlidingWindowLog(WindowLimiter):
         super()._commit(key, log, now)
 
     def _inspect(self, log: Log, now: float) -> dict:
-        expired, expired_cost = self._expired(log, now)
-        times = [t for t, _ in list(log.entries)[expired:]]
+        expired, expired_cost = self._expired(log, to_ticks(now))
+        times = [t / TICKS_PER_S for t, _ in list(log.entries)[expired:]]
         return {"log": times, "count": log.total - expired_cost, "limit": self.limit}

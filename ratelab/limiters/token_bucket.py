@@ -4,6 +4,14 @@ The bucket holds at most `capacity` tokens and gains `rate` tokens per second. A
 `cost` passes when at least `cost` tokens are there, and takes them. `rate` sets the average,
 `capacity` the largest burst: an idle bucket lets `capacity` requests through at once, then
 one every 1/rate seconds. A new key starts full.
+
+Times are whole microseconds (ticks, :mod:`ratelab.limiters.clock`): the refill is computed
+from the integer ticks elapsed, so it is the same at every origin, and a request arriving less
+than one tick before its tokens are there passes (``TIE_TICKS``), charged in full.
+
+The scalar functions below (:func:`refill`, :func:`passes`, :func:`wait_ticks`, ...) are the
+algorithm's one arithmetic: the reference class calls them, and the compiled replay compiles
+these same functions.
 """
 
 from __future__ import annotations
@@ -11,34 +19,69 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import TIE, Decision, Limiter, PerSecond, Seconds, earliest, positive
+from .base import Decision, Limiter, PerSecond, Seconds, bounded, positive, whole_below
+from .clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks, within_tie
 
 
 @dataclass(frozen=True, slots=True)
 class BucketState:
-    """A bucket's value: `tokens` as of time `last`."""
+    """A bucket's value: `tokens` as of tick `last` (whole microseconds)."""
 
     tokens: float
-    last: Seconds
+    last: int
 
 
-def refill(state: BucketState, now: Seconds, *, rate: PerSecond, capacity: float) -> float:
-    """The tokens the bucket holds at `now` (never more than `capacity`)."""
-    elapsed = max(0.0, now - state.last)
-    return min(capacity, state.tokens + elapsed * rate)
+# ---------------------------------------------------------------- the arithmetic (scalars)
+
+
+def refill(tokens: float, last: int, now: int, rate: PerSecond, capacity: float) -> float:
+    """The tokens a bucket holding `tokens` at tick `last` holds at tick `now` (<= capacity)."""
+    return min(capacity, tokens + (now - last) * rate / TICKS_PER_S)
+
+
+def ticks_short(tokens: float, cost: float, rate: PerSecond) -> float:
+    """Ticks of refill a bucket holding `tokens` needs before `cost` is there (<= 0: it is)."""
+    return (cost - tokens) * TICKS_PER_S / rate
+
+
+def passes(tokens: float, cost: float, rate: PerSecond) -> bool:
+    """Whether `cost` can be taken from `tokens`: they are there, or will be in less than
+    TIE_TICKS (clock.within_tie)."""
+    return within_tie(ticks_short(tokens, cost, rate))
+
+
+def wait_ticks(tokens: float, cost: float, rate: PerSecond, capacity: float) -> int:
+    """Ticks until a bucket holding `tokens` now lets `cost` pass (0 if it does now)."""
+    d = ticks_to_pass(ticks_short(tokens, cost, rate))
+    while d > 0 and passes(refill(tokens, 0, d - 1, rate, capacity), cost, rate):
+        d -= 1  # the closed form and refill's own float steps may differ in the last bit
+    while not passes(refill(tokens, 0, d, rate, capacity), cost, rate):
+        d += 1
+    return d
+
+
+def step(tokens: float, last: int, now: int, cost: float, rate: PerSecond,
+         capacity: float) -> tuple[float, float, bool]:
+    """(tokens refilled to `now`, tokens after the request, whether it passed)."""
+    have = refill(tokens, last, now, rate, capacity)
+    allowed = passes(have, cost, rate)
+    return have, have - cost if allowed else have, allowed
 
 
 def take(
     state: BucketState, now: Seconds, cost: float = 1, *, rate: PerSecond, capacity: float
 ) -> tuple[BucketState, bool]:
-    """The bucket after a request of `cost` at `now`, and whether the request passed.
+    """The bucket after a request of `cost` at `now` (seconds), and whether the request passed.
 
     The state passed in is not changed (it is frozen); a rejected request leaves the tokens
     as refilled to `now`.
     """
-    tokens = refill(state, now, rate=rate, capacity=capacity)
-    allowed = tokens + TIE >= cost  # a float shortfall below TIE is a tie, and passes
-    return BucketState(tokens - cost if allowed else tokens, now), allowed
+    now_t = to_ticks(now)
+    _, after, allowed = step(state.tokens, state.last, now_t, cost, rate, capacity)
+    return BucketState(after, now_t), allowed
+
+
+# ---------------------------------------------------------------- the keyed limiter
 
 
 class TokenBucket(Limiter):
@@ -70,37 +113,40 @@ class TokenBucket(Limiter):
     """
 
     name = "token-bucket"
+    reports = ("tokens", "tokens in the bucket, refilled to now (passes if >= cost, less a "
+                         "tick's refill)")
 
     def __init__(self, rate: PerSecond, capacity: float) -> None:
         super().__init__()
+        self.capacity = bounded("capacity", positive("capacity", capacity))
         self.rate = positive("rate", rate)
-        self.capacity = positive("capacity", capacity)
         self.limit = self.capacity
+        self._check_refill_time(self.capacity, self.rate)
 
     @property
     def params(self) -> dict:
         return {"rate": self.rate, "capacity": self.capacity}
 
     def _initial(self, now: float) -> BucketState:
-        return BucketState(self.capacity, now)
+        return BucketState(self.capacity, to_ticks(now))
 
     def _check(self, state: BucketState, now: float, cost: float) -> tuple[Decision, BucketState]:
+        now_t = to_ticks(now)
         new, allowed = take(state, now, cost, rate=self.rate, capacity=self.capacity)
         tokens = new.tokens
-        retry = 0.0 if allowed else earliest(
-            now, (cost - tokens) / self.rate,
-            lambda t: refill(new, t, rate=self.rate, capacity=self.capacity) + TIE >= cost)
+        retry = 0.0 if allowed else seconds_until(
+            now, now_t, now_t + wait_ticks(tokens, cost, self.rate, self.capacity))
         decision = Decision(
             allowed=allowed,
             limit=self.capacity,
-            remaining=int(math.floor(tokens)),
+            remaining=whole_below(tokens + tie_amount(self.rate)),
             retry_after=retry,
-            reset_after=earliest(
-                now, (self.capacity - tokens) / self.rate,
-                lambda t: refill(new, t, rate=self.rate, capacity=self.capacity) >= self.capacity),
+            reset_after=seconds_until(
+                now, now_t, now_t + wait_ticks(tokens, self.capacity, self.rate, self.capacity)),
         )
         return decision, new
 
     def _inspect(self, state: BucketState, now: float) -> dict:
-        return {"tokens": refill(state, now, rate=self.rate, capacity=self.capacity),
+        return {"tokens": refill(state.tokens, state.last, to_ticks(now), self.rate,
+                                 self.capacity),
                 "capacity": self.capacity}

@@ -21,38 +21,28 @@ import numpy as np
 
 from ..limiters import (GCRA, FixedWindow, LeakyBucket, Limiter, NginxLimitReq,
                         SlidingWindowCounter, SlidingWindowLog, TokenBucket)
+from ..limiters.leaky_bucket import MODES
 from ..traces import Trace
 
 ENGINES = ("compiled", "reference")
 CHUNK = 1 << 20  # requests per kernel call: the progress bar moves between calls
 REFERENCE_CHUNK = 1 << 13
 
-# What `counter` holds, per algorithm: the limiter's own reading just before the request, the
-# same number ``limiter.inspect(key, now)[field]`` reports at that instant.
-COUNTERS: dict[str, tuple[str, str]] = {
-    "token-bucket": ("tokens", "tokens in the bucket, refilled to now (passes if >= cost)"),
-    "leaky-bucket/police": ("level", "water in the bucket, drained to now "
-                                     "(passes if level + cost <= capacity)"),
-    "leaky-bucket/shape": ("queue", "cost units queued ahead of the request, the meter's level "
-                                    "(passes if queue + cost <= capacity; waits queue / rate)"),
-    "fixed-window": ("count", "cost counted in the current calendar window "
-                              "(passes if count + cost <= limit)"),
-    "sliding-window-log": ("count", "cost logged in the trailing window (now - W, now] "
-                                    "(passes if count + cost <= limit)"),
-    "sliding-window-counter": ("estimate", "prev x (1 - elapsed/W) + cur "
-                                           "(passes if estimate + cost <= limit)"),
-    "gcra": ("available", "requests of cost 1 the TAT leaves room for, (DVT - ahead) / period "
-                          "in whole nanoseconds (passes if available >= cost, to the ns)"),
-    "nginx": ("excess", "nginx's excess drained to now, in requests (0 for a new node); nginx "
-                        "adds 1 and passes if that is <= burst"),
-}
-
-
 def counter_kind(limiter: Limiter) -> str:
     """The COUNTERS entry of `limiter` ("leaky-bucket/police", "gcra", ...)."""
     if isinstance(limiter, LeakyBucket):
         return f"leaky-bucket/{limiter.mode}"
     return limiter.name
+
+
+# What `counter` holds, per algorithm: the limiter's own reading just before the request, the
+# same number ``limiter.inspect(key, now)[field]`` reports at that instant. Each limiter
+# declares it (its ``reports`` attribute); this table only gathers the declarations.
+COUNTERS: dict[str, tuple[str, str]] = {
+    **{cls.name: cls.reports for cls in (TokenBucket, FixedWindow, SlidingWindowLog,
+                                         SlidingWindowCounter, GCRA, NginxLimitReq)},
+    **{f"leaky-bucket/{mode}": LeakyBucket.REPORTS[mode] for mode in MODES},
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,7 +129,8 @@ def replay(limiter: Limiter, trace: Trace, *, engine: str = "compiled", progress
     if not isinstance(trace, Trace):
         raise ValueError(f"trace must be a ratelab.traces.Trace, got {type(trace).__name__}")
     check_costs(limiter, trace)
-    name, doc = COUNTERS.get(counter_kind(limiter), ("", ""))
+    check_times(trace)
+    name, doc = limiter.reports
     n = len(trace)
     out = {
         "allowed": np.zeros(n, dtype=np.bool_),
@@ -162,6 +153,16 @@ def replay(limiter: Limiter, trace: Trace, *, engine: str = "compiled", progress
         remaining=out["remaining"] if details else None,
         retry_after=out["retry_after"] if details else None,
     )
+
+
+def check_times(trace: Trace) -> None:
+    """ValueError, as the reference raises it, when a time lies beyond what the limiters hold
+    (+-2**62 microseconds)."""
+    from ..limiters.clock import MAX_TICKS, TICKS_PER_S, check_ticks
+
+    beyond = np.flatnonzero(np.abs(trace.time) >= MAX_TICKS / TICKS_PER_S)
+    if len(beyond):
+        check_ticks(float(trace.time[beyond[0]]))
 
 
 def check_costs(limiter: Limiter, trace: Trace) -> None:
@@ -197,7 +198,7 @@ def _bar(total: int, desc: str, progress: bool):
 
 def _reference(lim: Limiter, trace: Trace, out: dict, details: bool) -> Callable[[int, int], None]:
     """A function replaying requests [start, stop) through the reference limiter `lim`."""
-    field_name = COUNTERS[counter_kind(lim)][0] if counter_kind(lim) in COUNTERS else None
+    field_name = lim.reports[0] or None
     times = trace.time.tolist()
     keys = trace.key.tolist()
     costs = trace.cost.tolist() if trace.cost is not None else None
@@ -270,7 +271,8 @@ def _fixed_window(K, lim: FixedWindow, trace, views):
 
     def step(a: int, b: int) -> None:
         common, outs, _, tail = views(a, b)
-        K.fixed_window(*common, state, lim.limit, lim.window, lim.count_rejected, *outs, *tail)
+        K.fixed_window(*common, state, lim.limit, lim.window_ticks, lim.count_rejected, *outs,
+                       *tail)
     return step
 
 
@@ -281,7 +283,7 @@ def _sliding_log(K, lim: SlidingWindowLog, trace, views):
 
     def step(a: int, b: int) -> None:
         common, outs, _, tail = views(a, b)
-        K.sliding_log(*common, a, cost_all, state, link, lim.limit, lim.window,
+        K.sliding_log(*common, a, cost_all, state, link, lim.limit, lim.window_ticks,
                       lim.count_rejected, *outs, *tail)
     return step
 
@@ -291,37 +293,28 @@ def _sliding_counter(K, lim: SlidingWindowCounter, trace, views):
 
     def step(a: int, b: int) -> None:
         common, outs, _, tail = views(a, b)
-        K.sliding_counter(*common, state, lim.limit, lim.window, lim.count_rejected, *outs,
-                          *tail)
+        K.sliding_counter(*common, state, lim.limit, lim.window_ticks, lim.count_rejected,
+                          *outs, *tail)
     return step
 
 
 def _gcra(K, lim: GCRA, trace, views):
-    if lim.tolerance_ns >= 2**53:
-        raise ValueError(f"the DVT of {lim!r} ({lim.tolerance_ns} ns) is too long for the "
-                         "compiled GCRA engine (< 2**53 ns); use engine='reference'")
-    if len(trace) and max(-trace.time[0], trace.time[-1]) >= 4e9:
-        raise ValueError("times beyond 4e9 s overflow the compiled GCRA engine's nanosecond "
-                         "clock; shift the trace (trace.shifted) or use engine='reference'")
     state = K.new_state(K.GCRA, trace.n_keys)
 
     def step(a: int, b: int) -> None:
         common, outs, _, tail = views(a, b)
-        K.gcra(*common, state, lim.period_ns, lim.tolerance_ns, *outs, *tail)
+        K.gcra(*common, state, lim.period_ticks, lim.tolerance_ticks, *outs, *tail)
     return step
 
 
 def _nginx(K, lim: NginxLimitReq, trace, views):
-    if lim.burst >= 10**12:
-        raise ValueError(f"burst={lim.burst!r} is too large for the compiled nginx engine "
-                         "(< 10**12); use engine='reference'")
     state = K.new_state(K.NGINX, trace.n_keys)
     ends = np.full(2, -1, dtype=np.int64)  # the LRU queue's oldest and newest key
 
     def step(a: int, b: int) -> None:
         (time, key, _, _), outs, delay, tail = views(a, b)
-        K.nginx(time, key, state, ends, lim.rate_milli, lim.burst, lim.delay, lim.nodelay,
-                *outs, delay, *tail)
+        K.nginx(time, key, state, ends, lim.rate_milli, lim.ms_cap, lim.burst, lim.delay,
+                lim.nodelay, *outs, delay, *tail)
     return step
 
 

@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 import pytest
 
 from ratelab.limiters import NAMES, make
@@ -73,3 +75,85 @@ def test_unknown_algorithm_and_unknown_parameter():
 def test_count_rejected_must_be_a_bool(name):
     with pytest.raises(ValueError, match="count_rejected"):
         make(name, **PARAMS[name], count_rejected="yes")
+
+
+# ---------------------------------------------------------------- booleans, extremes
+
+
+BOOLEANS = [True, False, np.bool_(True), np.bool_(False)]
+
+
+@pytest.mark.parametrize("name, param", [(n, p) for n, ps in PARAMS.items() for p in ps
+                                         if p != "mode"])
+@pytest.mark.parametrize("flag", BOOLEANS, ids=repr)
+def test_a_boolean_is_not_a_number(name, param, flag):
+    """True is 1 to Python; as a rate, limit, window or burst it is a mistake, named."""
+    with pytest.raises(ValueError, match=param):
+        make(name, **{**PARAMS[name], param: flag})
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("flag", BOOLEANS, ids=repr)
+def test_a_boolean_time_or_cost_is_refused(name, flag):
+    lim = make(name, **PARAMS[name])
+    with pytest.raises(ValueError, match="now"):
+        lim.allow("k", flag)
+    with pytest.raises(ValueError, match="cost"):
+        lim.allow("k", 1.0, cost=flag)
+
+
+@pytest.mark.parametrize("name, param", [("token-bucket", "capacity"),
+                                         ("leaky-bucket", "capacity"),
+                                         ("fixed-window", "limit"), ("sliding-window-log", "limit"),
+                                         ("sliding-window-counter", "limit"), ("gcra", "burst")])
+def test_a_limit_beyond_2_53_is_refused_by_name(name, param):
+    """Above 2**53 a float is not a whole number and remaining would not fit 64 bits."""
+    with pytest.raises(ValueError, match=param):
+        make(name, **{**PARAMS[name], param: 2.0**53})
+
+
+@pytest.mark.parametrize("name, params, param", [
+    ("token-bucket", {"rate": 1e-300, "capacity": 3}, "rate"),   # a wait beyond 2**53 us
+    ("leaky-bucket", {"rate": 1e-12, "capacity": 3}, "rate"),
+    ("gcra", {"rate": 1e-300, "burst": 2}, "rate"),              # was OverflowError
+    ("gcra", {"rate": 2e6, "burst": 2}, "rate"),                 # below one tick per request
+    ("gcra", {"rate": 1e-3, "burst": 10**12}, "burst"),
+    ("nginx", {"rate": 1e300, "burst": 2}, "rate"),              # rate_milli beyond 64 bits
+    ("nginx", {"rate": 2, "burst": 10**12}, "burst"),
+    ("fixed-window", {"limit": 3, "window": 1e-300}, "window"),  # was OverflowError
+    ("sliding-window-counter", {"limit": 3, "window": 4e-7}, "window"),
+    ("sliding-window-log", {"limit": 3, "window": 1e13}, "window"),
+])
+def test_extreme_parameters_are_a_value_error_naming_them(name, params, param):
+    with pytest.raises(ValueError, match=param):
+        make(name, **params)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_time_beyond_int64_microseconds_is_refused_by_name(name):
+    with pytest.raises(ValueError, match=r"now=1e\+300|now=5000000000000.0"):
+        make(name, **PARAMS[name]).allow("k", 5e12)
+
+
+@pytest.mark.parametrize("name, params", [
+    ("token-bucket", {"rate": 1e6, "capacity": 2.0**52}),
+    ("leaky-bucket", {"rate": 1e6, "capacity": 2.0**52}),
+    ("fixed-window", {"limit": 2.0**52, "window": 1}),
+    ("sliding-window-log", {"limit": 2.0**52, "window": 1}),
+    ("sliding-window-counter", {"limit": 2.0**52, "window": 1}),
+    ("gcra", {"rate": 1e6, "burst": 2**40}),
+    ("nginx", {"rate": 1e14, "burst": 10**12 - 1}),
+])
+def test_huge_limits_give_the_same_remaining_in_both_engines(name, params):
+    """remaining in the compiled engine is int64: at the largest limits accepted it must not
+    wrap around, and must equal the reference's on every request."""
+    from ratelab.replay import replay
+    from ratelab.traces import Trace
+
+    trace = Trace(np.array([0.0, 0.0, 1.0, 4e9]), np.zeros(4, dtype=np.int32))
+    lim = make(name, **params)
+    a = replay(lim, trace, engine="compiled", progress=False, details=True)
+    b = replay(lim, trace, engine="reference", progress=False, details=True)
+    assert a.remaining.tolist() == b.remaining.tolist()
+    assert a.retry_after.tolist() == b.retry_after.tolist()
+    assert min(a.remaining) > 2**39

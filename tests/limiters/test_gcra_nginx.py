@@ -116,17 +116,18 @@ def test_nginx_counts_requests_not_costs(cost):
 
 @pytest.mark.parametrize("rate, burst", [(10, 19), (3, 5), (100, 99), (0.3, 7), (7, 0)])
 def test_gcra_takes_exactly_burst_plus_one_at_any_rate(rate, burst):
-    """Whole nanoseconds keep a TAT exact: in float seconds 0.1 added 20 times is not 2.0."""
+    """Whole ticks keep a TAT exact: in float seconds 0.1 added 20 times is not 2.0."""
     g = GCRA(rate=rate, burst=burst)
     assert sum(g.allow("k", 100.0).allowed for _ in range(burst + 5)) == burst + 1
 
 
-def test_gcra_counts_in_whole_nanoseconds_like_redis_cell():
+def test_gcra_counts_in_whole_microseconds_as_redis_cell_counts_nanoseconds():
     g = GCRA(rate=3, burst=0)
-    assert g.period_ns == 333_333_333  # 1e9 / 3, truncated
+    assert g.period_ticks == 333_333  # 1e6 / 3, truncated
     assert g.allow("k", 0.0).allowed
-    assert not g.allow("k", 0.333333332).allowed
-    assert g.allow("k", 0.333333333).allowed
+    assert not g.allow("k", 0.333332).allowed
+    assert not g.allow("k", 0.3333325).allowed  # half-way: to the even tick, 333,332
+    assert g.allow("k", 0.333333).allowed
 
 
 def test_nginx_reset_after_is_when_burst_plus_one_pass_again():

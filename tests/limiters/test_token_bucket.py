@@ -26,14 +26,14 @@ def test_cost_takes_several_tokens_and_keys_are_independent():
 
 
 def test_the_pure_form_is_a_value_and_a_function():
-    s0 = BucketState(tokens=1.0, last=0.0)
+    s0 = BucketState(tokens=1.0, last=0)  # last: whole microseconds (ticks)
     s1, ok1 = take(s0, 0.0, rate=1, capacity=2)
     s2, ok2 = take(s1, 0.0, rate=1, capacity=2)
     assert (ok1, ok2) == (True, False)
-    assert s0 == BucketState(1.0, 0.0)  # the input is untouched
-    assert s2 == BucketState(0.0, 0.0)
+    assert s0 == BucketState(1.0, 0)  # the input is untouched
+    assert s2 == BucketState(0.0, 0)
     s3, ok3 = take(s2, 1.5, rate=1, capacity=2)
-    assert ok3 and s3 == BucketState(0.5, 1.5)
+    assert ok3 and s3 == BucketState(0.5, 1_500_000)
 
 
 def test_peek_consumes_nothing_and_inspect_shows_tokens():
