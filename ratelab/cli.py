@@ -240,11 +240,12 @@ def _check_options(p: argparse.ArgumentParser, argv: list[str]) -> None:
 
 
 def _prog_of(p: argparse.ArgumentParser, argv: list[str]) -> str:
-    """"ratelab NAME" when argv names a known command, else "ratelab" (for error lines)."""
-    sub = next((a for a in p._actions if isinstance(a, argparse._SubParsersAction)), None)
+    """"ratelab NAME" (or "ratelab NAME ACTION") when argv names a known command (and one of
+    its actions), else "ratelab" (for error lines)."""
     for word in argv:
+        sub = next((a for a in p._actions if isinstance(a, argparse._SubParsersAction)), None)
         if sub is not None and word in sub.choices:
-            return sub.choices[word].prog
+            p = sub.choices[word]
     return p.prog
 
 

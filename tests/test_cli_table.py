@@ -20,6 +20,7 @@ import ratelab.cli as cli
 from ratelab.cli import main, parser
 
 README = Path(cli.__file__).resolve().parent.parent / "README.md"
+SMALL_LOG = str(README.parent / "data" / "NASA_access_log_Aug95_first1000.clf.gz")
 
 
 @dataclass
@@ -84,6 +85,20 @@ TABLE: dict[str, Row] = {
                      keys=("source_dir", "out_dir", "notebooks[].solution",
                            "notebooks[].student", "notebooks[].stubs", "notebooks[].changed"),
                      needs=("tmp",)),
+    "traces": Row(["traces", "convert", SMALL_LOG, "{tmp}/nasa.parquet", "--no-progress", "--json"],
+                  ["traces", "convert", SMALL_LOG, "{tmp}/nasa.csv"], "OUT",
+                  keys=("log", "out", "format", "lines", "requests", "clients",
+                        "malformed_lines", "out_of_order", "out_bytes", "load_report"),
+                  needs=("tmp",)),
+    "cloudflare-mix": Row(["cloudflare-mix", "--trials", "2", "--refine", "0", "--finalists", "1",
+                           "--sources", "50", "--requests", "20000", "--confirm-sources", "0",
+                           "--no-neighbourhood", "--no-progress", "--json"],
+                          ["cloudflare-mix", "--refine", "-1"], "--refine",
+                          keys=("command", "target.wrong_decisions_pct", "settings.trials",
+                                "trials[].params", "trials[].figures.wrong_decisions_pct",
+                                "trials[].figures.worst_false_negative_over_pct",
+                                "trials[].distance.how_far_over", "trials[].distance.loss",
+                                "finalists[].figures.false_negatives", "winner", "run.wall_s")),
     "grade": Row(["grade", "make-cases", "--seed", "3", "--exercises", "fixed_window",
                   "--out", "{tmp}/cases.json", "--json"],
                  ["grade", "make-cases", "--seed", "-1", "--out", "{tmp}/cases.json"], "--seed",
@@ -107,6 +122,18 @@ TABLE: dict[str, Row] = {
                             "inprocess_s", "dask_s", "dask_over_inprocess", "identical",
                             "figures.modes.estimate.wrong_decisions_pct")),
 }
+
+
+ACTIONS: dict[str, Row] = {
+    # an action under a command that has its own row (`ratelab bench` runs without one)
+    "bench ingest": Row(["bench", "ingest", "--lines", "2000", "--repeat", "1", "--json"],
+                        ["bench", "ingest", "--lines", "0"], "--lines",
+                        keys=("command", "log", "lines", "requests", "malformed_lines",
+                              "lines_per_s.floor", "lines_per_s.fast", "lines_per_s.reference",
+                              "fast_to_floor.wall", "reference_to_floor.cpu", "same",
+                              "rounds[].fast_wall_s", "generated.lines")),
+}
+ROWS = {**TABLE, **ACTIONS}
 
 
 # ---------------------------------------------------------------- helpers
@@ -141,7 +168,8 @@ def json_paths(x, prefix=""):
 
 
 def documented_keys(command: str) -> set[str]:
-    """The keys the README's CLI reference lists under ``ratelab COMMAND``."""
+    """The keys the README's CLI reference lists under ``ratelab COMMAND`` (or ``ratelab
+    COMMAND ACTION``: the first section whose heading starts so)."""
     text = README.read_text(encoding="utf-8")
     ref = text[text.index("## Command-line reference"):]
     m = re.search(rf"^### `ratelab {re.escape(command)}[ `].*?$(.*?)(?=^### |\Z)", ref,
@@ -224,9 +252,18 @@ class HelpText:
         return p._get_formatter()._get_help_string(action)
 
 
-@pytest.mark.parametrize("name", sorted(TABLE))
+def test_every_optional_action_has_a_row():
+    """A command that runs without an action (``bench``) has a row of its own; each of its
+    actions needs one too."""
+    optional = {f"{name} {action}" for name, p in subparsers(parser()).items()
+                for a in p._actions if isinstance(a, argparse._SubParsersAction)
+                and not a.required for action in a.choices}
+    assert optional == set(ACTIONS)
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
 def test_a_good_run_exits_0_and_its_json_has_the_documented_keys(name, run):
-    row = TABLE[name]
+    row = ROWS[name]
     code, out, err = run(row.good, row.needs)
     assert code == 0, err
     assert "Traceback" not in err
@@ -236,7 +273,7 @@ def test_a_good_run_exits_0_and_its_json_has_the_documented_keys(name, run):
     paths = set(json_paths(record))
     missing = [k for k in row.keys if k not in paths]
     assert not missing, f"{name} --json lacks {missing}"
-    documented = documented_keys(name.split()[0])
+    documented = documented_keys(name if name in ACTIONS else name.split()[0])
     undocumented = sorted(p for p in paths if not covered(p, documented))
     assert not undocumented, f"{name}: keys not in the README's CLI reference: {undocumented}"
     for p in paths:
@@ -244,9 +281,9 @@ def test_a_good_run_exits_0_and_its_json_has_the_documented_keys(name, run):
             f"{name}: key {p!r} is not snake_case"
 
 
-@pytest.mark.parametrize("name", sorted(TABLE))
+@pytest.mark.parametrize("name", sorted(ROWS))
 def test_a_bad_value_is_one_line_naming_the_flag_exit_2(name, run):
-    row = TABLE[name]
+    row = ROWS[name]
     if row.bad is None:
         assert row.no_bad_value, f"{name}: give a bad value to try, or say why there is none"
         return
@@ -257,14 +294,14 @@ def test_a_bad_value_is_one_line_naming_the_flag_exit_2(name, run):
     assert lines[0].startswith(f"ratelab {name}") and row.flag in lines[0], lines[0]
 
 
-@pytest.mark.parametrize("name", sorted(n for n in TABLE if n != "lab"))
+@pytest.mark.parametrize("name", sorted(n for n in ROWS if n != "lab"))
 def test_a_mistyped_option_suggests_the_nearest(name, run):
     p = dict(every_parser())[name]
     longest = max((s for a in p._actions for s in a.option_strings
                    if s.startswith("--") and s not in ("--help", "--json", "--debug")),
                   key=len, default="--debug")
     typo = longest[:-2] + longest[-1]  # one letter dropped
-    code, _, err = run([name, typo])
+    code, _, err = run([*name.split(), typo])
     assert code == 2
     assert err.strip().splitlines() == [
         f"ratelab {name}: error: unrecognized option {typo}; did you mean {longest}?"]

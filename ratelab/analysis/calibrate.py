@@ -38,17 +38,19 @@ from dataclasses import replace
 import numpy as np
 
 from ..traces.population import Population
+from .error import KEYS
 from .stream import analyse_population
 
 #: Cloudflare's published figures (2017 blog post named in the module docstring).
+#: Keys as in :data:`ratelab.analysis.error.KEYS` (see :data:`LABELS` for how people read them).
 CLOUDFLARE_2017 = {
     "requests": 400_000_000,
     "sources": 270_000,
-    "wrong decisions (%)": 0.003,
-    "mean |estimate - real| / real (%)": 6.0,
-    "false negatives": 3,
-    "false negatives: most above the threshold (%)": 15.0,  # "all under 15% above"
-    "false positives": 0,
+    "wrong_decisions_pct": 0.003,
+    "mean_relative_error_pct": 6.0,
+    "false_negatives": 3,
+    "worst_false_negative_over_pct": 15.0,  # "all under 15% above"
+    "false_positives": 0,
 }
 
 #: Searched parameters of :class:`Population`: (low, high, log scale?). Behaviour shares are
@@ -78,24 +80,36 @@ LIMIT, WINDOW_S = 100.0, 60.0
 
 
 #: The rows of :func:`side_by_side`: Cloudflare's figures and the size they were measured at.
-FIGURES = ("requests", "sources", "wrong decisions (%)", "mean |estimate - real| / real (%)",
-           "false negatives", "false negatives: most above the threshold (%)", "false positives")
+FIGURES = ("requests", "sources", "wrong_decisions_pct", "mean_relative_error_pct",
+           "false_negatives", "worst_false_negative_over_pct", "false_positives")
+
+#: The figures' keys -> their names as people read them (the rows of :func:`side_by_side`).
+LABELS = {"requests": "requests", "sources": "sources",
+          "wrong_decisions_pct": "wrong decisions (%)", "wrong_decisions": "wrong decisions",
+          "mean_relative_error_pct": "mean |estimate - real| / real (%)",
+          "false_negatives": "false negatives",
+          "worst_false_negative_over_pct": "false negatives: most above the threshold (%)",
+          "false_positives": "false positives",
+          "sources_over_threshold": "sources over the threshold"}
 
 
 def from_summary(s: dict) -> dict:
     """The published figures (and context) out of one mode's
-    :meth:`~ratelab.analysis.error.ErrorTally.summary` (or its JSON record)."""
+    :meth:`~ratelab.analysis.error.ErrorTally.record` (snake_case keys, as ``ratelab
+    error-analysis --json`` prints) or :meth:`~ratelab.analysis.error.ErrorTally.summary`
+    (the table's labels)."""
+    if "wrong decisions (%)" in s:  # the labels: as the record's keys
+        s = {KEYS[k]: v for k, v in s.items()}
     return {
         "requests": s["requests"],
         "sources": s["sources"],
-        "wrong decisions (%)": s["wrong decisions (%)"],
-        "wrong decisions": s["false allows"] + s["false rejects"],
-        "mean |estimate - real| / real (%)": s["mean |estimate - real| / real (%)"],
-        "false negatives": s["over the threshold, never limited (false negatives)"],
-        "false negatives: most above the threshold (%)":
-            float(s["false negatives: most above the threshold (%)"]),
-        "false positives": s["limited, never over the threshold (false positives)"],
-        "sources over the threshold": s["sources over the threshold"],
+        "wrong_decisions_pct": s["wrong_decisions_pct"],
+        "wrong_decisions": s["false_allows"] + s["false_rejects"],
+        "mean_relative_error_pct": s["mean_relative_error_pct"],
+        "false_negatives": s["false_negatives"],
+        "worst_false_negative_over_pct": float(s["worst_false_negative_over_pct"]),
+        "false_positives": s["false_positives"],
+        "sources_over_threshold": s["sources_over_threshold"],
     }
 
 
@@ -105,29 +119,30 @@ def figures(tally, mode: str = "estimate") -> dict:
 
 
 def side_by_side(columns: dict) -> "pd.DataFrame":  # noqa: F821
-    """One column per named set of figures (Cloudflare's first), one row per :data:`FIGURES`."""
+    """One column per named set of figures (Cloudflare's first), one row per :data:`FIGURES`,
+    named as people read them (:data:`LABELS`)."""
     import pandas as pd
 
-    return pd.DataFrame({name: pd.Series({k: fig[k] for k in FIGURES}, dtype=object)
+    return pd.DataFrame({name: pd.Series({LABELS[k]: fig[k] for k in FIGURES}, dtype=object)
                          for name, fig in columns.items()})
 
 
 def distance(fig: dict, target: dict = CLOUDFLARE_2017) -> dict:
     """Each figure's distance from `target` (log10 units; see the module docs) and the sum."""
     n = max(fig["requests"], 1)
-    wrong = max(fig["wrong decisions (%)"], 50.0 / n)  # zero wrong: half a decision
+    wrong = max(fig["wrong_decisions_pct"], 50.0 / n)  # zero wrong: half a decision
     scale = target["sources"] / max(fig["sources"], 1)
-    over = fig["false negatives: most above the threshold (%)"]
-    limit_over = target["false negatives: most above the threshold (%)"]
+    over = fig["worst_false_negative_over_pct"]
+    limit_over = target["worst_false_negative_over_pct"]
     terms = {
-        "wrong": abs(math.log10(wrong / target["wrong decisions (%)"])),
-        "mean": abs(math.log10(max(fig["mean |estimate - real| / real (%)"], 1e-9)
-                               / target["mean |estimate - real| / real (%)"])),
-        "false negatives": abs(math.log10((fig["false negatives"] * scale + 1)
-                                          / (target["false negatives"] + 1))),
-        "false positives": abs(math.log10((fig["false positives"] * scale + 1)
-                                          / (target["false positives"] + 1))),
-        "how far over": max(0.0, over - limit_over) / limit_over if fig["false negatives"] else 0.0,
+        "wrong": abs(math.log10(wrong / target["wrong_decisions_pct"])),
+        "mean": abs(math.log10(max(fig["mean_relative_error_pct"], 1e-9)
+                               / target["mean_relative_error_pct"])),
+        "false_negatives": abs(math.log10((fig["false_negatives"] * scale + 1)
+                                          / (target["false_negatives"] + 1))),
+        "false_positives": abs(math.log10((fig["false_positives"] * scale + 1)
+                                          / (target["false_positives"] + 1))),
+        "how_far_over": max(0.0, over - limit_over) / limit_over if fig["false_negatives"] else 0.0,
     }
     return {**terms, "loss": sum(terms.values())}
 
@@ -140,8 +155,8 @@ def evaluate(params: dict, *, sources: int, requests: int, seed: int = 0,
     fig = figures(tally)
     adm = figures(tally, "admission")
     return {"params": dict(params), "sources": sources, "requests": requests, "seed": seed,
-            "figures": fig, "admission": {k: adm[k] for k in ("wrong decisions (%)",
-                                                              "mean |estimate - real| / real (%)")},
+            "figures": fig, "admission": {k: adm[k] for k in ("wrong_decisions_pct",
+                                                              "mean_relative_error_pct")},
             "distance": distance(fig)}
 
 

@@ -19,7 +19,7 @@ from dataclasses import fields
 
 from ..cli_support import (EnvironmentFailure, UsageError, choices_help, command, count, flags,
                            non_negative_number, non_negative_seconds, positive, quantile,
-                           seconds, seed, share, show)
+                           seconds, seed, share, show, whole, words)
 from ..traces.population import Population
 
 
@@ -55,6 +55,10 @@ POPULATION_TYPES = {
     non_negative_seconds, "abuser_volume": positive, "page_requests": positive,
 }
 """Each population option's type (a field ending in _s is a positive number of seconds)."""
+
+GROUP_KEYS = {"over the threshold": "over_threshold", "never over": "never_over"}
+"""The record's keys for the groups of :func:`~ratelab.analysis.error.analyse_groups` that
+cut across the behaviours (the behaviours' names are keys as they are)."""
 
 MIN_WINDOW_S = 1e-6
 """The shortest --window taken: a microsecond (a shorter one is below the resolution of any
@@ -177,8 +181,11 @@ def run(args) -> dict:
     for f in fields(Population):
         if not hasattr(args, f"pop_{f.name}"):
             setattr(args, f"pop_{f.name}", getattr(defaults, f.name))
-    with flags(limit="--limit", window="--window", workers="--workers",
-               **{f.name: f"--{f.name.replace('_', '-')}" for f in fields(Population)}):
+    # the population's parameters are flags of --synthetic only: a trace's load error ("no
+    # requests read") must not be taken for a --requests mistake
+    population_flags = ({f.name: f"--{f.name.replace('_', '-')}" for f in fields(Population)}
+                        if args.synthetic else {})
+    with flags(limit="--limit", window="--window", workers="--workers", **population_flags):
         out = (_synthetic(args) if args.synthetic else
                _parquet(args) if args.parquet else _recorded(args))
     if args.json:
@@ -255,10 +262,11 @@ def _synthetic(args) -> dict:
                 tally.add(groups[name])
         detail["by_behaviour"] = {
             name: {"sources": g.sources, "requests": g.requests,
-                   "sources over the threshold": g.over,
-                   **{m: {"wrong decisions (%)": g.summary(m)["wrong decisions (%)"],
+                   "sources_over_threshold": g.over,
+                   **{m: {"wrong_decisions_pct": g.record(m)["wrong_decisions_pct"],
                           **g.misjudged(m)} for m in g.modes}}
             for name, g in groups.items()}
+        detail["by_behaviour"] = {GROUP_KEYS.get(k, k): v for k, v in detail["by_behaviour"].items()}
     else:
         tally = analyse_population(pop, limit, args.window, args.mode, engine=args.engine,
                                    scheduler=args.scheduler, workers=args.workers,
@@ -416,50 +424,62 @@ def _recorded(args) -> dict:
 
 def add_calibrate(sub) -> None:
     """Add the ``cloudflare-mix`` subcommand: the search of :mod:`ratelab.analysis.calibrate`."""
-    p = sub.add_parser(
-        "cloudflare-mix",
+    from .calibrate import SPACE
+
+    p = command(
+        sub, "cloudflare-mix", run=run_calibrate, render=render_calibrate,
         help="search the population for traffic on which the counter's error matches "
              "Cloudflare's four published figures",
         description="A seeded search over the synthetic population's parameters (limit 100 "
                     "per 60 s, estimate mode) for a mix on which the share of wrong decisions, "
                     "the mean |estimate - real| / real, the false negatives and the false "
                     "positives all land near Cloudflare's 2017 figures; then the winner at "
-                    "full scale, and each parameter varied alone around it. "
-                    "Example: ratelab cloudflare-mix --json "
-                    "> data/cloudflare-mix.json",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--trials", type=int, default=50, help="random mixes at the small scale")
-    p.add_argument("--refine", type=int, default=30,
+                    "a larger scale (the confirming run), and each parameter varied alone "
+                    "around it (the neighbourhood). data/cloudflare-mix.json is the record of "
+                    "the defaults (its run.wall_s says how long they took there).",
+        example="ratelab cloudflare-mix --json > data/cloudflare-mix.json\n"
+                "ratelab cloudflare-mix --trials 4 --refine 0 --finalists 1 --confirm-sources 0 "
+                "--no-neighbourhood")
+    p.add_argument("--trials", type=count, default=50, help="random mixes at the small scale")
+    p.add_argument("--refine", type=whole(0), default=30,
                    help="steps of the (1+1) evolution strategy from the best random mix")
-    p.add_argument("--finalists", type=int, default=3,
+    p.add_argument("--finalists", type=count, default=3,
                    help="best mixes re-run at --scale-up times the size")
-    p.add_argument("--scale-up", type=int, default=5, help="size factor of the finalists' runs")
-    p.add_argument("--sources", type=int, default=2_700, help="sources at the small scale")
-    p.add_argument("--requests", type=int, default=4_000_000,
+    p.add_argument("--scale-up", type=count, default=5, help="size factor of the finalists' runs")
+    p.add_argument("--sources", type=count, default=2_700, help="sources at the small scale")
+    p.add_argument("--requests", type=count, default=4_000_000,
                    help="requests at the small scale")
-    p.add_argument("--seed", type=int, default=0, help="seed of the search")
-    p.add_argument("--confirm-sources", type=int, default=27_000,
+    p.add_argument("--seed", type=seed, default=0, help="seed of the search")
+    p.add_argument("--confirm-sources", type=whole(0), default=27_000,
                    help="sources of the one confirming run (0: no confirming run; 270000 "
                         "with --confirm-requests 400000000 is Cloudflare's full scale)")
-    p.add_argument("--confirm-requests", type=int, default=40_000_000,
+    p.add_argument("--confirm-requests", type=count, default=40_000_000,
                    help="requests of the one confirming run")
-    p.add_argument("--vary", nargs="+", default=None, metavar="NAME",
-                   help="parameters to halve and double around the winner (default: every "
-                        "searched one)")
+    p.add_argument("--vary", type=words(tuple(SPACE)), default=None,
+                   help="searched parameters to halve and double around the winner, joined "
+                        "by commas (default: every searched one: " + ", ".join(SPACE) + ")")
     p.add_argument("--no-neighbourhood", action="store_true",
                    help="skip varying each parameter alone around the winner")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=count, default=None,
                    help="processes for the confirming run (default: every core); the search "
                         "itself runs in one")
-    p.add_argument("--json", action="store_true", help="print the whole record as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=run_calibrate)
 
 
-def run_calibrate(args) -> int:
-    """Run the search the arguments describe; print the winner (or the record as JSON)."""
+def run_calibrate(args) -> dict:
+    """Run the search the arguments describe: the record (``calibrate.search``'s, with the
+    confirming run, the neighbourhood and the command that repeats it)."""
     from . import calibrate
 
+    if args.vary is not None and args.no_neighbourhood:
+        raise UsageError("--vary", "does nothing with --no-neighbourhood")
+    if not args.confirm_sources:
+        for flag, given in (("--workers", args.workers is not None),
+                            ("--confirm-requests", args.confirm_requests
+                             != args._parser.get_default("confirm_requests"))):
+            if given:
+                raise UsageError(flag, "applies to the confirming run; --confirm-sources 0 "
+                                       "skips it")
     start = time.perf_counter()
     record = calibrate.search(trials=args.trials, refine=args.refine,
                               finalists=args.finalists, scale_up=args.scale_up,
@@ -475,26 +495,28 @@ def run_calibrate(args) -> int:
                                                           sources=args.sources,
                                                           requests=args.requests)
     record["run"] = {"wall_s": round(time.perf_counter() - start, 1)}
-    words = ["ratelab", "cloudflare-mix"]
+    words_ = ["ratelab", "cloudflare-mix"]
     for flag in ("trials", "refine", "finalists", "scale_up", "sources", "requests", "seed",
                  "confirm_sources", "confirm_requests"):
-        words += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+        words_ += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
     if args.no_neighbourhood:
-        words.append("--no-neighbourhood")
+        words_.append("--no-neighbourhood")
     elif args.vary:
-        words += ["--vary", *args.vary]
-    words.append("--json")
-    record = {"command": " ".join(words), **record}
-    if args.json:
-        print(json.dumps(record, indent=1))
-        return 0
+        words_ += ["--vary", ",".join(args.vary)]
+    words_.append("--json")
+    return {"command": " ".join(words_), **record}
+
+
+def render_calibrate(record: dict) -> str:
+    from .calibrate import CLOUDFLARE_2017, LABELS
+
+    winner = record["winner"]
     final = record.get("confirmed") or min(record["finalists"],
                                            key=lambda r: r["distance"]["loss"])
-    print("winner:", " ".join(f"--{k.replace('_', '-')} {v:g}" for k, v in winner.items()))
-    print(f"at {final['sources']:,} sources, {final['requests']:,} requests (estimate mode):")
-    for k, want in calibrate.CLOUDFLARE_2017.items():
+    lines = ["winner: " + " ".join(f"--{k.replace('_', '-')} {v:g}" for k, v in winner.items()),
+             f"at {final['sources']:,} sources, {final['requests']:,} requests (estimate mode):"]
+    for k, want in CLOUDFLARE_2017.items():
         if k not in ("requests", "sources"):
-            print(f"  {k:48} {final['figures'][k]:>12.4g}   Cloudflare {want:g}")
-    print(f"  loss {final['distance']['loss']:.3f}; {record['run']['wall_s']} s wall",
-          file=sys.stderr)
-    return 0
+            lines.append(f"  {LABELS[k]:48} {final['figures'][k]:>12.4g}   Cloudflare {want:g}")
+    lines.append(f"  loss {final['distance']['loss']:.3f}; {record['run']['wall_s']} s wall")
+    return "\n".join(lines)

@@ -62,6 +62,10 @@ KEYS = {
 code read them): ``ErrorTally.summary`` uses the labels, ``ErrorTally.record`` the keys."""
 
 
+MISJUDGED_BANDS_PCT = ((0.0, 5.0), (5.0, 15.0), (15.0, 30.0), (30.0, np.inf))
+"""Bands of ``ErrorTally.misjudged``: how far above the threshold (%) a false negative ran."""
+
+
 def check_mode(mode: str) -> tuple[str, ...]:
     """The modes that `mode` names: "estimate", "admission" or "both"."""
     if mode == "both":
@@ -194,19 +198,21 @@ class ErrorTally:
         return _plain({KEYS[k]: v for k, v in self.summary(mode).items()})
     def misjudged(self, mode: str) -> dict:
         """The misjudged sources of `mode`: how far above the threshold the false negatives
-        ran (counts per band of % over) and how close to it the false positives came (their
-        peak count in a window, as % of the threshold)."""
+        ran (how many in each band of % over: ``from_pct`` < over <= ``to_pct``, ``to_pct``
+        None for the last, open band) and how close to it the false positives came (their
+        peak count in a window, as % of the threshold: min, median, max; None without one).
+        Snake_case keys with units, as the rest of the record (:data:`KEYS`)."""
         t = self.per_mode[mode]
         over = 100.0 * (np.asarray(t.false_negative_peaks, dtype=float) / self.limit - 1.0)
-        bands = ((0, 5), (5, 15), (15, 30), (30, np.inf))
         fp = 100.0 * np.asarray(t.false_positive_peaks, dtype=float) / self.limit
         return {
-            "false negatives": len(over),
-            "false negatives by % over the threshold": {
-                (f"over {lo:g}" if hi == np.inf else f"{lo:g} to {hi:g}"):
-                    int(np.count_nonzero((over > lo) & (over <= hi))) for lo, hi in bands},
-            "false positives": len(fp),
-            "false positives: peak as % of the threshold": (
+            "false_negatives": len(over),
+            "false_negatives_by_over_pct": [
+                {"from_pct": float(lo), "to_pct": None if hi == np.inf else float(hi),
+                 "false_negatives": int(np.count_nonzero((over > lo) & (over <= hi)))}
+                for lo, hi in MISJUDGED_BANDS_PCT],
+            "false_positives": len(fp),
+            "false_positive_peak_pct": (
                 {"min": float(fp.min()), "median": float(np.median(fp)), "max": float(fp.max())}
                 if len(fp) else None),
         }

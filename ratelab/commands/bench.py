@@ -1,4 +1,5 @@
-"""``ratelab bench``: decisions per second of the compiled replay, the reference, ``limits``."""
+"""``ratelab bench``: decisions per second of the compiled replay, the reference, ``limits``;
+``ratelab bench ingest``: lines per second reading a gzip log (:mod:`ratelab.traces.cli`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def add_bench(sub) -> None:
                     "first --slice requests with the reference engine and the limits library. "
                     "Figures are decisions per CPU second. Exits 1 if compiled and reference "
                     "decisions differ.",
-        example="ratelab bench --requests 1000000 --keys 10000 --json")
+        example="ratelab bench --requests 1000000 --keys 10000 --json\n"
+                "ratelab bench ingest --lines 2000000 --repeat 2 --json")
     p.add_argument("--requests", type=count, default=10_000_000, help="requests in the trace")
     p.add_argument("--keys", type=count, default=100_000, help="keys (clients) in the trace")
     p.add_argument("--slice", type=count, default=None,
@@ -28,6 +30,28 @@ def add_bench(sub) -> None:
     p.add_argument("--repeat", type=count, default=3, help="compiled runs per algorithm (best)")
     p.add_argument("--no-reference", action="store_true", help="skip the reference engine")
     p.add_argument("--no-limits", action="store_true", help="skip the limits library")
+    # the other benchmarks are actions: `ratelab bench ACTION ...`; none is the replay above
+    actions = p.add_subparsers(dest="bench_command", metavar="ACTION", required=False,
+                               title="other benchmarks (ratelab bench ACTION --help)")
+    from ..traces.cli import add_bench_ingest
+
+    add_bench_ingest(actions)
+    ingest = actions.choices["ingest"]
+    replay_only = {a.dest: (a.option_strings[0], a.default) for a in p._actions
+                   if a.dest in ("requests", "keys", "slice", "no_limits")}
+    ingest.set_defaults(func=_refusing(replay_only, ingest.get_default("func")))
+
+
+def _refusing(replay_only: dict, run):
+    """`run`, after refusing the replay's options (dest -> (flag, default)) given before an
+    action (``ratelab bench --keys 10 ingest``): they would do nothing."""
+    def checked(args):
+        for dest, (flag, default) in replay_only.items():
+            if getattr(args, dest, default) != default:
+                raise UsageError(flag, f"applies to the replay benchmark, not to "
+                                       f"ratelab bench {args.bench_command}")
+        return run(args)
+    return checked
 
 
 def run_bench(args):

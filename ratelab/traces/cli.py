@@ -10,9 +10,11 @@ a log or a table (``--format``, ``--time-col`` …), shared by every command tha
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+
+from ..cli_support import (EnvironmentFailure, HelpFormatter, UsageError, add_debug, command,
+                           count, seed)
 
 from .loaders import ENGINES, FORMATS
 from .tables import TABLE_FORMATS, TIME_FORMATS
@@ -66,100 +68,110 @@ def read_input(path, args, option: str = "--trace", progress: bool = True):
 def add_traces(sub) -> None:
     """Add ``ratelab traces convert``."""
     p = sub.add_parser("traces", help="convert a log or table to Parquet, read once",
-                       description="Work with request traces read from logs and tables.")
-    cmds = p.add_subparsers(dest="traces_command", metavar="ACTION", required=True)
-    c = cmds.add_parser(
-        "convert", help="read a log or table once and write it, sorted, as Parquet",
+                       description="Work with request traces read from logs and tables.",
+                       epilog="example:\n  ratelab traces convert access.log.gz access.parquet",
+                       formatter_class=HelpFormatter)
+    add_debug(p)
+    p.set_defaults(_parser=p)
+    actions = p.add_subparsers(dest="traces_command", metavar="ACTION", required=True)
+    c = command(
+        actions, "convert", run=run_convert, render=render_convert,
+        help="read a log or table once and write it, sorted, as Parquet",
         description="Read LOG (a log or a table, gzip or plain) once, sort it stably by time "
                     "and write it to OUT as Parquet (columns time in epoch seconds, key, "
                     "key_id, cost), with the load report (lines, malformed lines, requests "
                     "out of order) in the file's metadata. `--trace OUT` then reads the same "
-                    "trace back at Parquet speed.",
-        epilog="example: ratelab traces convert access.log.gz access.parquet",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+                    "trace back at Parquet speed. A missing LOG exits 1; a LOG that is empty "
+                    "or not a log exits 2, naming it.",
+        example="ratelab traces convert access.log.gz access.parquet\n"
+                "ratelab traces convert events.csv events.parquet --time-col ts "
+                "--time-format ms --key-col ip,path")
     c.add_argument("log", metavar="LOG", help="the log or table to read")
-    c.add_argument("out", metavar="OUT", help="the Parquet file to write")
+    c.add_argument("out", metavar="OUT", help="the Parquet file to write (name ends in .parquet)")
     add_input_options(c, "LOG")
-    c.add_argument("--json", action="store_true", help="print the record as JSON")
     c.add_argument("--no-progress", action="store_true", help="no progress bar")
-    c.set_defaults(func=run_convert)
 
 
 def convert(log, out, args=None, progress: bool = True) -> dict:
-    """Read `log` and write it to `out` as Parquet; a record of what was read and written."""
+    """Read `log` and write it to `out` as Parquet; a record of what was read and written.
+
+    A ValueError naming LOG for a file that is empty or not a log, naming OUT for an OUT
+    whose name does not end in .parquet; FileNotFoundError for a missing `log`."""
     from .tables import write_parquet
 
+    out = Path(out)
+    if out.suffix != ".parquet":
+        raise ValueError(f"OUT: {out} should end in .parquet")
     if args is None:
         args = argparse.Namespace(format="auto", reader="auto", time_col=None, key_col=None,
                                   cost_col=None, time_format=None)
     trace = read_input(log, args, "LOG", progress=progress)
-    out = Path(out)
-    if out.suffix != ".parquet":
-        raise ValueError(f"OUT: {out} should end in .parquet")
     write_parquet(trace, out)
     report = trace.meta["report"]
     return {"log": str(log), "out": str(out), "format": report.format,
             "lines": report.lines, "requests": len(trace), "clients": trace.n_keys,
-            "malformed": report.malformed, "out_of_order": report.out_of_order,
-            "bytes": out.stat().st_size, "report": str(report)}
+            "malformed_lines": report.malformed, "out_of_order": report.out_of_order,
+            "out_bytes": out.stat().st_size, "load_report": str(report)}
 
 
-def run_convert(args) -> int:
+def run_convert(args) -> dict:
+    if Path(args.out).suffix != ".parquet":
+        raise UsageError("OUT", f"{args.out} should end in .parquet (the file to write)")
+    if Path(args.log).is_dir():
+        raise UsageError("LOG", f"{args.log} is a folder, not a log or a table")
     try:
-        record = convert(args.log, args.out, args, progress=not args.no_progress)
-    except (FileNotFoundError, PermissionError, IsADirectoryError) as e:
-        print(f"ratelab: error: {e}", file=sys.stderr)
-        return 1
-    if args.json:
-        print(json.dumps(record, indent=2))
-    else:
-        print(record["report"])
-        print(f"wrote {record['out']}: {record['requests']:,} requests, "
-              f"{record['bytes'] / 1e6:,.1f} MB")
-    return 0
+        return convert(args.log, args.out, args, progress=not args.no_progress)
+    except IsADirectoryError as e:
+        raise EnvironmentFailure(f"OUT: {e.filename} is a folder", "name a file") from None
 
 
+def render_convert(record: dict) -> str:
+    return (f"{record['load_report']}\nwrote {record['out']}: {record['requests']:,} requests, "
+            f"{record['clients']:,} clients, {record['out_bytes'] / 1e6:,.1f} MB")
 # ---------------------------------------------------------------- ratelab bench ingest
 
 
-def add_bench_ingest(sub) -> None:
-    """Add ``ratelab bench ingest`` to the subparsers of ``ratelab bench``."""
-    p = sub.add_parser(
-        "ingest", help="lines/s reading a gzip CLF log: decompression, fast and reference",
+def add_bench_ingest(actions) -> None:
+    """Add ``ratelab bench ingest`` to the actions (subparsers) of ``ratelab bench``."""
+    p = command(
+        actions, "ingest", run=run_bench_ingest, render=render_bench_ingest,
+        help="lines/s reading a gzip CLF log: decompression, fast and reference",
         description="Time decompression alone (the floor), the fast CLF reader and the "
-                    "reference reader on a gzip CLF log, interleaved, REPEAT rounds; report "
+                    "reference reader on a gzip CLF log, interleaved, --repeat rounds; report "
                     "lines per second (wall and CPU) and each reader's ratio to the floor, and "
-                    "check that both readers give the same trace and report. Without --log, a "
-                    "seeded log is generated first (requests of a synthetic population as "
-                    "Common Log Format lines, a few broken on purpose).",
-        epilog="example: ratelab bench ingest --lines 2000000 --seed 0 --repeat 2 --json",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+                    "check that both readers give the same trace and report (exit 1 if they "
+                    "differ). Without --log, a seeded log is generated first (requests of a "
+                    "synthetic population as Common Log Format lines, a few broken on purpose).",
+        example="ratelab bench ingest --lines 2000000 --seed 0 --repeat 2 --json")
     p.add_argument("--log", metavar="FILE", default=None,
                    help="a gzip CLF log to time (default: generate one)")
-    p.add_argument("--lines", type=int, default=2_000_000,
-                   help="lines of the generated log (default: 2000000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the generated log (default: 0)")
+    p.add_argument("--lines", type=count, default=2_000_000,
+                   help="lines of the generated log (not with --log)")
+    p.add_argument("--seed", type=seed, default=0,
+                   help="seed of the generated log (not with --log)")
     p.add_argument("--keep", metavar="FILE", default=None,
-                   help="save the generated log here (default: a temporary file, removed)")
-    p.add_argument("--repeat", type=int, default=2,
-                   help="rounds of floor, fast, reference (default: 2; figures: the best)")
+                   help="save the generated log here (default: a temporary file, removed; "
+                        "not with --log)")
+    p.add_argument("--repeat", type=count, default=2,
+                   help="rounds of floor, fast, reference (figures: the best)")
     p.add_argument("--no-reference", action="store_true",
                    help="skip the reference reader (slow: about 15x the floor)")
-    p.add_argument("--json", action="store_true", help="print the figures as JSON")
-    p.set_defaults(func=run_bench_ingest)
 
 
-def run_bench_ingest(args) -> int:
+def run_bench_ingest(args):
     import tempfile
 
     from . import ingest_bench
 
-    if args.lines < 1:
-        raise ValueError(f"--lines must be at least 1, got {args.lines}")
-    if args.repeat < 1:
-        raise ValueError(f"--repeat must be at least 1, got {args.repeat}")
-    if args.seed < 0:
-        raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    if args.log is not None:
+        given = [f for f, v in (("--lines", args.lines != 2_000_000), ("--seed", args.seed != 0),
+                                ("--keep", args.keep is not None)) if v]
+        if given:
+            raise UsageError(given[0], "applies to the generated log only, not with --log")
+        if not Path(args.log).is_file():
+            raise EnvironmentFailure(f"--log: no file at {args.log}", "check the path")
+    if args.keep is not None and Path(args.keep).is_dir():
+        raise UsageError("--keep", f"{args.keep} is a folder; name the file to write")
     say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
     with tempfile.TemporaryDirectory() as tmp:
         log = args.log
@@ -168,18 +180,19 @@ def run_bench_ingest(args) -> int:
             log = args.keep or str(Path(tmp) / "bench.log.gz")
             say(f"writing a {args.lines:,}-line gzip CLF log (seed {args.seed}) to {log} ...")
             made = ingest_bench.write_clf_log(log, args.lines, args.seed)
-        elif not Path(log).is_file():
-            print(f"ratelab: error: --log: no file at {log}", file=sys.stderr)
-            return 1
         figures = ingest_bench.run(log, args.repeat, with_reference=not args.no_reference,
                                    log_fn=say)
     figures["generated"] = made
     figures["command"] = "ratelab bench ingest " + (
         f"--log {args.log}" if args.log else f"--lines {args.lines} --seed {args.seed}") + \
         f" --repeat {args.repeat}" + (" --no-reference" if args.no_reference else "")
-    if args.json:
-        print(json.dumps(figures, indent=2))
-    else:
-        print()
-        print(ingest_bench.table(figures))
-    return 0 if figures["same"] is not False else 1
+    if figures["same"] is False:
+        print("ratelab bench ingest: the fast and reference readers gave different traces",
+              file=sys.stderr)
+    return figures, 0 if figures["same"] is not False else 1
+
+
+def render_bench_ingest(figures: dict) -> str:
+    from .ingest_bench import table
+
+    return "\n" + table(figures)

@@ -159,7 +159,7 @@ def run(log, repeat: int = 2, with_reference: bool = True, log_fn=None) -> dict:
         return round(lines / best[key]) if best[key] > 0 else float("inf")
 
     out = {"log": str(log), "lines": lines, "bytes": n, "gzip_bytes": os.path.getsize(log),
-           "requests": len(fast), "malformed": fast.meta["report"].malformed,
+           "requests": len(fast), "malformed_lines": fast.meta["report"].malformed,
            "repeat": repeat, "cpus": os.cpu_count(), "load_average": list(os.getloadavg()),
            "lines_per_s": {"floor": per_s("floor_wall_s"), "fast": per_s("fast_wall_s")},
            "lines_per_cpu_s": {"floor": per_s("floor_cpu_s"), "fast": per_s("fast_cpu_s")},

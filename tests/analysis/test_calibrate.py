@@ -13,9 +13,9 @@ TINY = dict(sources=200, requests=100_000)
 
 
 def figures(**changes):
-    base = {"requests": 400_000_000, "sources": 270_000, "wrong decisions (%)": 0.003,
-            "mean |estimate - real| / real (%)": 6.0, "false negatives": 3,
-            "false negatives: most above the threshold (%)": 12.0, "false positives": 0}
+    base = {"requests": 400_000_000, "sources": 270_000, "wrong_decisions_pct": 0.003,
+            "mean_relative_error_pct": 6.0, "false_negatives": 3,
+            "worst_false_negative_over_pct": 12.0, "false_positives": 0}
     return {**base, **changes}
 
 
@@ -24,12 +24,12 @@ def test_cloudflares_own_figures_are_at_distance_zero():
 
 
 @pytest.mark.parametrize("changes, term, value", [
-    ({"wrong decisions (%)": 0.03}, "wrong", 1.0),                   # ten times too many
-    ({"mean |estimate - real| / real (%)": 3.0}, "mean", 0.30103),    # half
-    ({"false negatives": 0}, "false negatives", 0.60206),             # (0+1)/(3+1)
-    ({"false positives": 9}, "false positives", 1.0),                 # (9+1)/(0+1)
-    ({"false negatives: most above the threshold (%)": 30.0}, "how far over", 1.0),
-    ({"sources": 2_700, "false negatives": 1}, "false negatives", 1.40226),  # 1 -> 100 at full scale
+    ({"wrong_decisions_pct": 0.03}, "wrong", 1.0),                   # ten times too many
+    ({"mean_relative_error_pct": 3.0}, "mean", 0.30103),             # half
+    ({"false_negatives": 0}, "false_negatives", 0.60206),            # (0+1)/(3+1)
+    ({"false_positives": 9}, "false_positives", 1.0),                # (9+1)/(0+1)
+    ({"worst_false_negative_over_pct": 30.0}, "how_far_over", 1.0),
+    ({"sources": 2_700, "false_negatives": 1}, "false_negatives", 1.40226),  # 1 -> 100 at full scale
 ])
 def test_each_term_measures_its_figure(changes, term, value):
     d = calibrate.distance(figures(**changes))
@@ -60,7 +60,7 @@ def test_neighbourhood_varies_one_parameter_at_a_time():
     lo, hi, _ = calibrate.SPACE["volume_sigma"]
     assert rows[1]["value"] == pytest.approx(min(max(params["volume_sigma"] * 0.5, lo), hi))
     found = calibrate.evaluate(params, **TINY)
-    assert rows[0]["wrong decisions"] == found["figures"]["wrong decisions"]
+    assert rows[0]["wrong_decisions"] == found["figures"]["wrong_decisions"]
     with pytest.raises(ValueError, match="names"):
         calibrate.neighbourhood(params, ["limit"], **TINY)
 
@@ -73,7 +73,9 @@ def test_command_runs_and_refuses_bad_input(capsys):
     assert out["command"].startswith("ratelab cloudflare-mix --trials 2 ")
     assert "confirmed" not in out and "neighbourhood" not in out
     assert main(["cloudflare-mix", "--trials", "0", "--no-progress"]) == 2
-    assert "trials" in capsys.readouterr().err
+    assert capsys.readouterr().err.startswith("ratelab cloudflare-mix: error: --trials:")
+    assert main(["cloudflare-mix", "--confirm-sources", "0", "--workers", "2"]) == 2
+    assert "--workers: applies to the confirming run" in capsys.readouterr().err
 
 
 def test_side_by_side_reads_a_recorded_summary():
@@ -84,7 +86,16 @@ def test_side_by_side_reads_a_recorded_summary():
     recorded = json.loads(json.dumps(tally.to_dict()))["modes"]["estimate"]
     table = calibrate.side_by_side({"Cloudflare": calibrate.CLOUDFLARE_2017,
                                     "here": calibrate.from_summary(recorded)})
-    assert list(table.index) == list(calibrate.FIGURES)
+    assert list(table.index) == [calibrate.LABELS[k] for k in calibrate.FIGURES]
     assert table.loc["false positives", "here"] == tally.summary("estimate")[
         "limited, never over the threshold (false positives)"]
     assert table.loc["wrong decisions (%)", "Cloudflare"] == 0.003
+    # the table's labels (ErrorTally.summary) give the same figures as the record's keys
+    assert calibrate.from_summary(tally.summary("estimate")) == calibrate.from_summary(recorded)
+
+
+def test_every_key_of_the_record_is_snake_case():
+    record = calibrate.search(trials=1, refine=0, finalists=1, scale_up=1, **TINY)
+    run = record["finalists"][0]
+    for keys in (record["target"], run["figures"], run["admission"], run["distance"]):
+        assert all(k.isidentifier() and k == k.lower() for k in keys), list(keys)

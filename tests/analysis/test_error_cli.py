@@ -112,10 +112,11 @@ def test_by_behaviour_adds_up_to_the_whole_population(capsys):
         assert out["modes"][mode] == pytest.approx(want[mode], rel=1e-12)
     assert out["command"].endswith("--by-behaviour --workers 1")
     behaviours = {k: v for k, v in out["by_behaviour"].items()
-                  if k not in ("over the threshold", "never over")}
+                  if k not in ("over_threshold", "never_over")}
     for mode in ("estimate", "admission"):
         total = out["misjudged"][mode]
-        assert sum(b[mode]["false negatives"] for b in behaviours.values()) == total["false negatives"]
-        assert sum(b[mode]["false positives"] for b in behaviours.values()) == total["false positives"]
-        assert sum(total["false negatives by % over the threshold"].values()) == total["false negatives"]
-    assert out["by_behaviour"]["never over"]["estimate"]["false negatives"] == 0
+        assert sum(b[mode]["false_negatives"] for b in behaviours.values()) == total["false_negatives"]
+        assert sum(b[mode]["false_positives"] for b in behaviours.values()) == total["false_positives"]
+        assert sum(b["false_negatives"] for b in total["false_negatives_by_over_pct"]) \
+            == total["false_negatives"]
+    assert out["by_behaviour"]["never_over"]["estimate"]["false_negatives"] == 0

@@ -51,13 +51,13 @@ def test_convert_a_csv_with_a_combined_key(tmp_path, capsys):
 
 def test_convert_errors(tmp_path, capsys):
     rc, _, err = run(["traces", "convert", str(tmp_path / "none.log"), "x.parquet"], capsys)
-    assert rc == 1 and err.startswith("ratelab: error: LOG:") and "none.log" in err
+    assert rc == 1 and err.startswith("ratelab traces convert: error: LOG:") and "none.log" in err
     empty = tmp_path / "empty.log"
     empty.write_bytes(b"")
     rc, _, err = run(["traces", "convert", str(empty), str(tmp_path / "x.parquet")], capsys)
     assert rc == 2 and "empty.log" in err and err.count("\n") == 1
     rc, _, err = run(["traces", "convert", str(tmp_path / "none.log"), "x.csv"], capsys)
-    assert rc == 1
+    assert rc == 2 and err.startswith("ratelab traces convert: error: OUT:")  # before reading
 
 
 BAD_FILES = {
@@ -84,7 +84,7 @@ def test_error_analysis_on_a_bad_file_is_one_line(tmp_path, capsys, name):
     rc, out, err = run(["error-analysis", "--trace", str(path), "--limit", "5",
                         "--no-progress"], capsys)
     assert rc == 2 and out == ""
-    assert err.startswith(f"ratelab: error: --trace: {path}") and what in err
+    assert err.startswith(f"ratelab error-analysis: error: --trace: {path}") and what in err
     assert err.count("\n") == 1 and "Traceback" not in err
     if name in BAD_FILES:
         assert "--format" in err and "clf, epa, nasa-tsv, csv, tsv, jsonl, parquet" in err
