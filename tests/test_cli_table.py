@@ -105,6 +105,22 @@ TABLE: dict[str, Row] = {
                  keys=("cases_file", "seed", "exercises[].exercise", "exercises[].cases",
                        "total_cases"),
                  needs=("tmp",)),
+    "what-if": Row(["what-if", "--dataset", "nasa-1995-07-clf-sample", "--policy",
+                    "token-bucket rate=0.01 capacity=5", "--policy",
+                    "leaky-bucket rate=0.5 capacity=5 mode=shape", "--no-progress", "--json"],
+                   ["what-if", "--dataset", "nasa-1995-07-clf-sample", "--policy",
+                    "token-bucket rate=1 capacity=5", "--workers", "2"], "--workers",
+                   keys=("source", "engine", "requests", "clients", "offered.peak_per_second",
+                         "policies[].requests_limited", "policies[].by_hour[].hour_start_s",
+                         "policies[].top_clients[].client", "policies[].worst_minute",
+                         "policies[].backend.requests_admitted",
+                         "policies[].retry_after.histogram[].retry_after_s")),
+    "bench-dask": Row(["bench-dask", "engines", "--sources", "20", "--requests", "2000",
+                       "--workers", "1", "--no-progress", "--json"],
+                      ["bench-dask", "engines", "--workers", "0"], "--workers",
+                      keys=("bench", "command", "cpus", "requests", "sources", "workers",
+                            "inprocess_s", "dask_s", "dask_over_inprocess", "identical",
+                            "figures.modes.estimate.wrong_decisions_pct")),
 }
 
 

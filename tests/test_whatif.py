@@ -62,7 +62,8 @@ def test_token_bucket_by_hand():
                                  "clients_limited": 1}
     # an empty bucket refills one token in 1 s: every 429 says Retry-After: 1
     ra = r["retry_after"]
-    assert ra["histogram_s"] == {"1": 5} and ra["mean_s"] == 1.0 and ra["p99_s"] == 1
+    assert ra["histogram"] == [{"retry_after_s": 1, "responses_429": 5}]
+    assert ra["mean_s"] == 1.0 and ra["p99_s"] == 1
     b = r["backend"]
     assert (b["requests_admitted"], b["peak_per_second"], b["peak_second_start_s"],
             b["peak_per_minute"]) == (5, 2, 0.0, 2)
@@ -72,7 +73,8 @@ def test_fixed_window_by_hand_waits_for_the_next_minute():
     rec = what_if(HAND, [WINDOW])
     r = rec["policies"][0]
     assert r["requests_limited"] == 5
-    assert r["retry_after"]["histogram_s"] == {"60": 5}  # both bursts open their minute
+    # both bursts open their minute
+    assert r["retry_after"]["histogram"] == [{"retry_after_s": 60, "responses_429": 5}]
     assert rec["offered"]["peak_per_second"] == 5 and rec["offered"]["peak_per_minute"] == 5
 
 
@@ -88,7 +90,8 @@ def test_retry_after_percentiles_by_hand():
     t = Trace(np.array([0.0, 0.0, 0.0, 0.0]), np.zeros(4, np.int32))
     r = what_if(t, ["token-bucket rate=0.25 capacity=2"])["policies"][0]
     # empty bucket at 0.25 tokens/s: 4 s for the next token, every refusal says 4
-    assert r["retry_after"]["histogram_s"] == {"4": 2} and r["retry_after"]["min_s"] == 4
+    assert r["retry_after"]["histogram"] == [{"retry_after_s": 4, "responses_429": 2}]
+    assert r["retry_after"]["min_s"] == 4
 
 
 def test_tallies_of_disjoint_clients_add_up_to_the_whole():
@@ -114,7 +117,8 @@ def test_cli_table_and_json_agree(capsys, data_dir):
     assert rec["requests"] == 47_748 and rec["clients"] == 2_333
     first = rec["policies"][0]
     assert first["requests_limited"] == sum(h["requests_limited"] for h in first["by_hour"])
-    assert first["requests_limited"] == sum(first["retry_after"]["histogram_s"].values())
+    assert first["requests_limited"] == sum(h["responses_429"]
+                                            for h in first["retry_after"]["histogram"])
     assert first["backend"]["requests_admitted"] == 47_748 - first["requests_limited"]
     assert main(argv) == 0
     out = capsys.readouterr().out
@@ -124,7 +128,7 @@ def test_cli_table_and_json_agree(capsys, data_dir):
 
 @pytest.mark.parametrize("extra, code, words", [
     (["--policy", "token-bucket rate=1 capcity=2"], 2, "--policy: policy"),
-    (["--policy", BUCKET, "--key", "user"], 2, "--key: 'user'"),
+    (["--policy", BUCKET, "--key-col", "user"], 2, "--key-col"),
     (["--policy", BUCKET, "--scheduler", "tcp://127.0.0.1:1"], 2, "--scheduler needs"),
 ])
 def test_cli_user_mistakes_exit_2_naming_the_flag(capsys, tmp_path, extra, code, words):

@@ -16,18 +16,11 @@ on it.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
 import time
 from pathlib import Path
-
-EXAMPLE = """examples:
-  ratelab bench-dask beyond-memory --dir /var/tmp/ratelab-1e9 --requests 1000000000
-  ratelab bench-dask engines --sources 270000 --requests 400000000
-"""
-
 
 class TreeRss:
     """The peak resident memory of this process and all its descendants together, sampled."""
@@ -144,15 +137,18 @@ def engines(pop, limit: float, window: float, workers: int, progress: bool = Tru
            "load_average_before": _load()}
     t0 = time.perf_counter()
     a = analyse_population(pop, limit, window, "both", progress=progress)
-    out["inprocess_s"] = round(time.perf_counter() - t0, 1)
+    inprocess_s = time.perf_counter() - t0
+    out["inprocess_s"] = round(inprocess_s, 1)
     out["load_average_after_inprocess"] = _load()
     log(f"in-process: {out['inprocess_s']} s")
     t1 = time.perf_counter()
     b = analyse_population(pop, limit, window, "both", engine="dask", workers=workers,
                            progress=progress)
-    out["dask_s"] = round(time.perf_counter() - t1, 1)
+    dask_s = time.perf_counter() - t1
+    out["dask_s"] = round(dask_s, 1)
     out["load_average_after"] = _load()
-    out["dask_over_inprocess"] = round(out["dask_s"] / out["inprocess_s"], 3)
+    # from the unrounded walls: a tiny population takes well under the 0.1 s shown
+    out["dask_over_inprocess"] = round(dask_s / inprocess_s, 3)
     out["identical"] = a.to_dict() == b.to_dict()
     out["figures"] = a.to_dict()
     log(f"dask: {out['dask_s']} s ({out['dask_over_inprocess']}x); identical: "
@@ -162,74 +158,120 @@ def engines(pop, limit: float, window: float, workers: int, progress: bool = Tru
 
 # ---------------------------------------------------------------- the command
 
+BENCHES = {
+    "beyond-memory": (675_000, 1_000_000_000,
+                      "write a population to Parquet and analyse it through Dask",
+                      "ratelab bench-dask beyond-memory --dir /var/tmp/ratelab-1e9 "
+                      "--requests 1000000000"),
+    "engines": (270_000, 400_000_000,
+                "the same population on the in-process engine and on Dask",
+                "ratelab bench-dask engines --sources 270000 --requests 400000000"),
+}
+"""Each benchmark: its default sources and requests, what it does, an example."""
+
 
 def add_bench_dask(sub) -> None:
-    import argparse
-
+    """Add ``ratelab bench-dask beyond-memory | engines``."""
+    from ..analysis.cli import window_s
+    from ..cli_support import HelpFormatter, add_debug, command, count, positive, seed
     from ..traces.population import Population
 
     p = sub.add_parser(
         "bench-dask", help="measure the Dask engine: beyond memory, and against in-process",
-        description=__doc__.split("\n", 2)[2], epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        description=__doc__.split("\n", 2)[2],
+        epilog="example:\n" + "\n".join(f"  {b[3]}" for b in BENCHES.values()),
+        formatter_class=HelpFormatter)
+    add_debug(p)
+    p.set_defaults(_parser=p)
     which = p.add_subparsers(dest="bench", metavar="BENCH", required=True)
-    for name, sources, requests, text in (
-            ("beyond-memory", 675_000, 1_000_000_000,
-             "write a population to Parquet and analyse it through Dask"),
-            ("engines", 270_000, 400_000_000,
-             "the same population on the in-process engine and on Dask")):
-        q = which.add_parser(name, help=text, description=text, epilog=EXAMPLE,
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
-        q.add_argument("--sources", type=int, default=sources,
-                       help=f"sources in the population (default {sources:,})")
-        q.add_argument("--requests", type=int, default=requests,
-                       help=f"requests in the population (default {requests:,})")
-        q.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-        q.add_argument("--chunk-requests", type=int, default=Population().chunk_requests,
-                       help="requests per chunk / Parquet part (default "
-                            f"{Population().chunk_requests:,})")
-        q.add_argument("--limit", type=float, default=100.0,
-                       help="requests per window per source (default 100)")
-        q.add_argument("--window", type=float, default=60.0,
-                       help="window in seconds (default 60)")
-        q.add_argument("--workers", type=int, default=None,
+    for name, (sources, requests, text, example) in BENCHES.items():
+        q = command(which, name, run=run_bench_dask, render=render_bench_dask, help=text,
+                    description=f"{text[0].upper()}{text[1:]}: wall times"
+                                + (" and the peak resident memory of the whole process tree"
+                                   if name == "beyond-memory" else
+                                   ", their ratio, and whether every figure is identical")
+                                + ", with the load average beside them.",
+                    example=example)
+        q.add_argument("--sources", type=count, default=sources,
+                       help="sources in the population")
+        q.add_argument("--requests", type=count, default=requests,
+                       help="requests in the population")
+        q.add_argument("--seed", type=seed, default=0, help="seed of the population")
+        q.add_argument("--chunk-requests", type=count, default=Population().chunk_requests,
+                       help="requests per chunk (and per Parquet part)")
+        q.add_argument("--limit", type=positive, default=100.0,
+                       help="requests allowed per window per source")
+        q.add_argument("--window", type=window_s, default=60.0, help="the limiter's window")
+        q.add_argument("--workers", type=count, default=None,
                        help="LocalCluster worker processes (default: every core)")
-        q.add_argument("--json", action="store_true", help="print the figures as JSON")
         q.add_argument("--no-progress", action="store_true", help="no progress bars")
         if name == "beyond-memory":
             q.add_argument("--dir", required=True, metavar="DIR",
-                           help="where the Parquet trace is written (reused when it holds "
-                                "the same population)")
+                           help="where the Parquet trace is written; reused when it holds "
+                                "the same population (default: none, give one)")
             q.add_argument("--memory-limit", default="1.2GB", metavar="SIZE",
-                           help="Dask's memory limit per worker (default 1.2GB)")
-        q.set_defaults(func=run_bench_dask)
+                           help="Dask's memory limit per worker, as Dask reads it (1.2GB, "
+                                "800MiB)")
 
 
-def run_bench_dask(args) -> int:
+def reproduce(args) -> str:
+    """The command line that reproduces this benchmark."""
+    words = ["ratelab", "bench-dask", args.bench, "--sources", str(args.sources),
+             "--requests", str(args.requests), "--seed", str(args.seed),
+             "--chunk-requests", str(args.chunk_requests), "--limit", f"{args.limit:g}",
+             "--window", f"{args.window:g}"]
+    if args.workers is not None:
+        words += ["--workers", str(args.workers)]
+    if args.bench == "beyond-memory":
+        words += ["--dir", str(args.dir), "--memory-limit", args.memory_limit]
+    return " ".join(words)
+
+
+def run_bench_dask(args):
+    """Run the benchmark; its record (exit 1 when the engines' figures differ)."""
+    from ..cli_support import EnvironmentFailure, UsageError, flags
     from ..traces.population import Population
     from .engine import default_workers
 
     workers = args.workers or default_workers()
-    if workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
-    pop = Population(sources=args.sources, requests=args.requests, seed=args.seed,
-                     chunk_requests=args.chunk_requests)
+    with flags(sources="--sources", requests="--requests", seed="--seed",
+               chunk_requests="--chunk-requests"):
+        pop = Population(sources=args.sources, requests=args.requests, seed=args.seed,
+                         chunk_requests=args.chunk_requests)
     log = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
-    command = "ratelab bench-dask " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else ""
     if args.bench == "beyond-memory":
-        out = beyond_memory(args.dir, pop, args.limit, args.window, workers,
-                            args.memory_limit, not args.no_progress, log)
+        directory = Path(args.dir)
+        if directory.exists() and not directory.is_dir():
+            raise UsageError("--dir", f"--dir: {directory} is a file, not a directory")
+        try:
+            from dask.utils import parse_bytes
+
+            parse_bytes(args.memory_limit)
+        except (ValueError, TypeError):
+            raise UsageError("--memory-limit", f"--memory-limit: {args.memory_limit!r} is not "
+                                               "a size Dask reads (1.2GB, 800MiB)") from None
+        try:
+            out = beyond_memory(directory, pop, args.limit, args.window, workers,
+                                args.memory_limit, not args.no_progress, log)
+        except PermissionError as e:
+            raise EnvironmentFailure(f"--dir: {e}", "choose a directory you can write") \
+                from None
     else:
         out = engines(pop, args.limit, args.window, workers, not args.no_progress, log)
-    out = {"bench": args.bench, "command": command, "cpus": os.cpu_count(), **out}
-    if args.json:
-        print(json.dumps(out, indent=2))
-    else:
-        figures = out.pop("figures")
-        for k, v in out.items():
-            print(f"{k:28} {v}")
-        for mode, f in figures["modes"].items():
-            print(f"{mode:28} requests {f['requests']:,}, wrong "
-                  f"{f['wrong decisions (%)']:.4g}%, false negatives "
-                  f"{f['over the threshold, never limited (false negatives)']}")
-    return 0 if out.get("identical", True) else 1
+    record = {"bench": args.bench, "command": reproduce(args), "cpus": os.cpu_count(), **out}
+    return record, (0 if record.get("identical", True) else 1)
+
+
+def render_bench_dask(record: dict) -> str:
+    """The record for people: one line per measurement, then each mode's headline figures."""
+    from ..cli_support import cell, table
+
+    def text(v) -> str:
+        return " ".join(cell(x) for x in v) if isinstance(v, list) else cell(v)
+
+    lines = [f"{k:28} {text(v)}" for k, v in record.items() if k != "figures"]
+    modes = [{"mode": m, "requests": f["requests"], "wrong_decisions_pct":
+              f["wrong_decisions_pct"], "false_negatives": f["false_negatives"],
+              "false_positives": f["false_positives"]}
+             for m, f in record["figures"]["modes"].items()]
+    return "\n".join(lines) + "\n\n" + table(modes)

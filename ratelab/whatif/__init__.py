@@ -312,20 +312,22 @@ def _peaks(per_second: pd.Series, per_minute: pd.Series) -> dict:
 
 
 def _retry_summary(hist: pd.Series) -> dict:
-    """The 429s and their Retry-After (whole seconds): count, spread, and every value's count."""
+    """The 429s and their Retry-After (whole seconds): count, spread, and every value's count
+    (``histogram``: one row per value, in increasing order)."""
     hist = hist.sort_index()
     n = int(hist.sum())
     out = {"responses_429": n}
     if n == 0:
         return {**out, "min_s": None, "mean_s": None, "max_s": None,
-                **{f"p{q}_s": None for q in RETRY_AFTER_PERCENTILES}, "histogram_s": {}}
+                **{f"p{q}_s": None for q in RETRY_AFTER_PERCENTILES}, "histogram": []}
     values = hist.index.to_numpy()
     cum = np.cumsum(hist.to_numpy())
     out.update(min_s=int(values[0]), mean_s=float((values * hist.to_numpy()).sum()) / n,
                max_s=int(values[-1]))
     for q in RETRY_AFTER_PERCENTILES:  # the smallest value with at least q% at or below it
         out[f"p{q}_s"] = int(values[np.searchsorted(cum, q / 100.0 * n, side="left")])
-    out["histogram_s"] = {str(int(v)): int(c) for v, c in zip(values, hist.to_numpy())}
+    out["histogram"] = [{"retry_after_s": int(v), "responses_429": int(c)}
+                        for v, c in zip(values, hist.to_numpy())]
     return out
 
 

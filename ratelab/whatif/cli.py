@@ -9,114 +9,149 @@
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
+import re
 
+from ..cli_support import EnvironmentFailure, UsageError, choices_help, command, count
 from . import TOP_CLIENTS
 
-KEYS = ("ip", "host")  # what the loaders key a log by today: the client's host or IP
+COLUMN_FLAGS = {"time_col": "--time-col", "key_col": "--key-col", "cost_col": "--cost-col",
+                "time_format": "--time-format"}
+"""The shared reading options that apply to tables, by the parameter the reader names."""
 
-EXAMPLE = """example:
-  ratelab what-if --dataset epa-http --policy "token-bucket rate=1 capacity=10" \\
-      --policy "sliding-window-counter limit=60 window=60"
-"""
+
+def _dataset_names() -> tuple[str, ...]:
+    from ..datasets import NAMES
+
+    return NAMES
 
 
 def add_what_if(sub) -> None:
     """Add the ``what-if`` subcommand."""
-    p = sub.add_parser(
-        "what-if", help="replay a log through candidate policies and compare what each limits",
-        description="Replay a log through each candidate policy (every client limited on its "
-                    "own) and report side by side: requests and clients limited, by hour; "
-                    "the clients hit hardest; the worst minute; the backend's busiest "
-                    "calendar second and minute; the 429s and their Retry-After.",
-        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command(
+        sub, "what-if", run=run, render=render,
+        help="replay a log through candidate policies and compare what each limits",
+        description="Replay a log or table through each candidate policy (every client "
+                    "limited on its own) and report side by side: requests and clients "
+                    "limited, by hour; the clients hit hardest; the worst minute; the "
+                    "backend's busiest calendar second and minute; the 429s and their "
+                    "Retry-After.\n\n"
+                    "A client is the log's client (its host or IP column) for a log; for a "
+                    "table, the --key-col column, or several joined (--key-col user, "
+                    "--key-col api_key, --key-col ip,path).",
+        example='ratelab what-if --dataset epa-http --policy "token-bucket rate=1 capacity=10" '
+                '--policy "sliding-window-counter limit=60 window=60"\n'
+                'ratelab what-if --trace events.csv --key-col ip,path --time-format ms '
+                '--policy "gcra rate=5 burst=20" --json')
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--trace", metavar="FILE", help="an HTTP log (gzip or plain)")
-    what.add_argument("--dataset", metavar="NAME", help="a recorded trace of the registry")
-    p.add_argument("--format", choices=("auto", "clf", "epa", "nasa-tsv"), default="auto",
-                   help="log format of --trace (default: auto, judged from the first line)")
+    what.add_argument("--trace", metavar="FILE",
+                      help="an HTTP log or a table (csv, tsv, jsonl, parquet; gzip or plain)")
+    what.add_argument("--dataset", metavar="NAME", choices=_dataset_names(),
+                      help="a recorded trace: " + ", ".join(_dataset_names()))
+    from ..traces.cli import add_input_options
+
+    add_input_options(p, "--trace")
     p.add_argument("--policy", action="append", required=True, metavar="POLICY",
                    help="a registry algorithm and its parameters, e.g. \"token-bucket rate=10 "
                         "capacity=50\" (rates per second, windows in seconds); repeat to "
-                        "compare (see `ratelab limiters`)")
-    p.add_argument("--key", default="ip", metavar="KEY",
-                   help="what a client is: ip (the log's host column; default)")
+                        "compare (see `ratelab limiters`) (default: none, give at least one)")
     p.add_argument("--engine", choices=("inprocess", "dask"), default="inprocess",
-                   help="inprocess (default) or dask: clients partitioned to Parquet, one "
-                        "task per partition")
+                   help=choices_help("where the replay runs", {
+                       "inprocess": "every client one after the other in this process",
+                       "dask": "clients partitioned to Parquet, one task per partition on a "
+                               "Dask cluster"}))
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="with --engine dask: an existing Dask scheduler (tcp://host:8786); "
-                        "default: a LocalCluster on this machine")
-    p.add_argument("--workers", type=int, default=None,
+                   help="with --engine dask: an existing Dask scheduler, tcp://host:8786 "
+                        "(default: a LocalCluster on this machine)")
+    p.add_argument("--workers", type=count, default=None,
                    help="with --engine dask and no --scheduler: LocalCluster worker "
                         "processes (default: every core)")
     p.add_argument("--parts-dir", metavar="DIR", default=None,
-                   help="with --engine dask: where the log is written partitioned by client "
-                        "(storage every worker reads; needed with --scheduler; default: a "
+                   help="with --engine dask: where the log is written partitioned by client, "
+                        "storage every worker reads; needed with --scheduler (default: a "
                         "temporary directory)")
-    p.add_argument("--json", action="store_true", help="print the record as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    """Load the trace, tally every policy, print the tables or the JSON."""
-    from . import parse_policy, tally
-
-    if args.key not in KEYS:
-        raise ValueError(f"--key: {args.key!r} is not a column these logs are keyed by; "
-                         f"choose one of {', '.join(KEYS)}")
+def check(args) -> None:
+    """Refuse options that do not apply in the mode chosen (UsageError naming the flag)."""
     for flag, value in (("--scheduler", args.scheduler), ("--workers", args.workers),
                         ("--parts-dir", args.parts_dir)):
         if value is not None and args.engine != "dask":
-            raise ValueError(f"{flag} needs --engine dask")
+            raise UsageError(flag, f"{flag} needs --engine dask")
+    if args.scheduler and args.workers is not None:
+        raise UsageError("--workers", "--workers sizes a LocalCluster; it does not apply "
+                                      "with --scheduler")
     if args.scheduler and args.parts_dir is None:
-        raise ValueError("--scheduler needs --parts-dir: storage every worker can read, "
-                         "where the log is written partitioned by client")
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
-    try:
-        policies = [parse_policy(p) for p in args.policy]
-    except ValueError as e:
-        raise ValueError(f"--policy: {e}") from None
-    try:
-        trace, name = _load(args)
-        if args.engine == "dask":
-            from ..scale import what_if_dask
+        raise UsageError("--scheduler", "--scheduler needs --parts-dir: storage every worker "
+                                        "can read, where the log is written partitioned by "
+                                        "client")
+    if args.dataset:
+        for name in ("format", "reader", *COLUMN_FLAGS):
+            if getattr(args, name) not in (None, "auto"):
+                flag = COLUMN_FLAGS.get(name, "--" + name)
+                raise UsageError(flag, f"{flag} applies to --trace only (a dataset knows its "
+                                       "format and its client)")
 
+
+def run(args) -> dict:
+    """Load the trace and tally every policy; the what-if record (plus ``engine``)."""
+    from . import parse_policy, tally
+
+    check(args)
+    policies = []
+    for text in args.policy:
+        try:
+            policies.append(parse_policy(text))
+        except ValueError as e:
+            raise UsageError("--policy", str(e)) from None
+    trace, name = _load(args)
+    if args.engine == "dask":
+        from ..scale import what_if_dask
+
+        try:
             record = what_if_dask(trace, policies, source=name, scheduler=args.scheduler,
                                   workers=args.workers, parts_dir=args.parts_dir)
-        else:
-            record = tally(trace, policies, progress=not args.no_progress).record(
-                trace.name_of, name)
-    except OSError as e:  # a missing file, a scheduler that does not answer
-        print(f"ratelab: error: {e}", file=sys.stderr)
-        return 1
-    record["engine"] = args.engine
-    if args.json:
-        print(json.dumps(record, indent=2))
+        except OSError as e:  # a scheduler that does not answer, a --parts-dir not writable
+            what = "--scheduler" if args.scheduler and "scheduler" in str(e) else "--parts-dir"
+            raise EnvironmentFailure(
+                f"{what}: {e}", "start the scheduler (dask scheduler --port 8786) or check "
+                                "--scheduler" if what == "--scheduler" else
+                                "check that --parts-dir is a writable directory") from None
     else:
-        print(render(record))
-    return 0
+        record = tally(trace, policies, progress=not args.no_progress).record(
+            trace.name_of, name)
+    record["engine"] = args.engine
+    return record
 
 
 def _load(args):
-    """(trace, name); a missing file or dataset is an OSError naming the flag."""
-    flag = "--dataset" if args.dataset else "--trace"
-    try:
-        if args.dataset:
-            from .. import datasets
+    """(trace, name): a dataset, or --trace read with the shared reading options. A missing
+    file or dataset is an EnvironmentFailure; a column option the file does not take is a
+    UsageError naming it."""
+    if args.dataset:
+        from .. import datasets
 
+        try:
             return datasets.load(args.dataset, progress=not args.no_progress,
                                  warn=False), args.dataset
-        from ..traces.loaders import load_log
+        except FileNotFoundError as e:
+            raise EnvironmentFailure(f"--dataset {args.dataset}: {e}",
+                                     "see `ratelab datasets list`") from None
+    from ..traces.cli import read_input
 
-        return load_log(args.trace, args.format, progress=not args.no_progress,
-                        warn=False), args.trace
+    try:
+        return read_input(args.trace, args, "--trace", progress=not args.no_progress), \
+            args.trace
     except FileNotFoundError as e:
-        raise FileNotFoundError(f"{flag}: {e}") from None
+        raise EnvironmentFailure(str(e), "check the path") from None
+    except ValueError as e:
+        message = re.sub(r"^--trace: ", "", str(e))
+        for param, flag in COLUMN_FLAGS.items():
+            pattern = rf"(?<![\w-]){param}(?![\w-])"
+            if re.search(pattern, message):
+                message = message.replace(f"{param} ({flag})", flag)
+                raise UsageError(flag, re.sub(pattern, flag, message)) from None
+        raise UsageError("--trace", str(e)) from None
 
 
 # ---------------------------------------------------------------- rendering
@@ -183,8 +218,8 @@ def render(record: dict) -> str:
             top = pd.DataFrame(p["top_clients"]).set_index("client")
             top["requests_limited_pct"] = top["requests_limited_pct"].map(lambda x: f"{x:.3g}")
             lines += [f"{n} top {TOP_CLIENTS} clients hit", top.to_string(), ""]
-        hist = p["retry_after"]["histogram_s"]
+        hist = p["retry_after"]["histogram"]
         if hist:
             lines += [f"{n} Retry-After (s): 429s", "  " + ", ".join(
-                f"{v}: {c:,}" for v, c in hist.items()), ""]
+                f"{h['retry_after_s']}: {h['responses_429']:,}" for h in hist), ""]
     return "\n".join(lines).rstrip()
