@@ -35,17 +35,16 @@ def window_index(now: Seconds, window: Seconds) -> int:
 
 
 def window_start(k: int, window: Seconds) -> float:
-    """The first time (seconds, a float) that falls in calendar window k.
+    """The time (seconds, a float) at which calendar window k starts.
 
-    Window k starts at tick k x W exactly; the float nearest that tick may read as the tick
-    before it, so this steps to the least float that :func:`window_index` puts in window k.
-    Boundary attacks start their second half here.
+    Window k starts at tick k x W exactly: this is the float nearest that instant, which reads
+    as that tick up to Unix times of this century (a float is finer than half a tick below
+    2**33 s); beyond, it steps up to the first float that :func:`window_index` puts in window
+    k. Boundary attacks start their second half here.
     """
     t = k * to_ticks(window) / TICKS_PER_S
     while window_index(t, window) < k:
         t = math.nextafter(t, math.inf)
-    while window_index(math.nextafter(t, -math.inf), window) >= k:
-        t = math.nextafter(t, -math.inf)
     return t
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from ratelab.limiters import make
 from ratelab.traces import generators as g
+from ratelab.limiters.fixed_window import window_index
 
 
 def rng(seed=7):
@@ -154,12 +155,13 @@ def test_boundary_attack_passes_a_fixed_window_twice_over():
 @pytest.mark.parametrize("limit, window_s, k", [(5, 0.1, 96034), (3, 0.7, 495746),
                                                 (4, 1 / 7, 977112), (2, 0.3, 7)])
 def test_boundary_attack_straddles_the_boundary_the_fixed_window_computes(limit, window_s, k):
-    """k x W in floating point can fall in window k - 1 as floor(t / W) sees it (96034 x 0.1
+    """k x W in floating point can fall short of the boundary the limiter computes (96034 x 0.1
     / 0.1 < 96034): the attack must still put `limit` requests on each side of the boundary
-    the limiter computes, so that a fixed window admits all 2 x limit."""
+    the limiter computes (its window_index, in whole microseconds), so that a fixed window
+    admits all 2 x limit."""
     for spread_s in (window_s / 2, window_s):
         t = g.boundary_attack(limit, window_s, boundary_s=k * window_s, spread_s=spread_s)
-        index = np.floor(t.time / window_s)
+        index = np.array([window_index(now, window_s) for now in t.time])
         assert index.tolist() == [k - 1] * limit + [k] * limit
         fw = make("fixed-window", limit=limit, window=window_s)
         assert all(fw.allow("a", now).allowed for now in t.time)
