@@ -204,17 +204,20 @@ def command(mode: str, scratch: Path, hidden: list[Path], argv: list[str],
     args = [shutil.which("bwrap"), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--perms", "1777", "--tmpfs", "/tmp"]
     home = Path.home().resolve()
-    if home != Path("/"):  # the grader's home hidden; what the worker needs bound back
+    masked = [Path("/tmp")]  # a private /tmp, and the grader's home hidden
+    if home != Path("/"):
         args += ["--perms", "0755", "--tmpfs", str(home)]
-        made: set[Path] = set()
-        for path in needed_paths():
-            if home in path.parents:
-                between = [a for a in reversed(path.parents) if home in a.parents]
-                for folder in between:  # bwrap would make them 0700, closed to nobody
-                    if folder not in made:
-                        args += ["--perms", "0755", "--dir", str(folder)]
-                        made.add(folder)
-                args += ["--ro-bind", str(path), str(path)]
+        masked.append(home)
+    made: set[Path] = set()
+    for path in needed_paths():  # what the worker needs, bound back where it was masked
+        top = next((m for m in masked if m in path.parents), None)
+        if top is None:
+            continue
+        for folder in [a for a in reversed(path.parents) if top in a.parents]:
+            if folder not in made:  # bwrap would make them 0700, closed to nobody
+                args += ["--perms", "0755", "--dir", str(folder)]
+                made.add(folder)
+        args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(scratch), str(scratch)]
     for path in hidden:
         path = Path(path).resolve()
