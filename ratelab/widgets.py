@@ -43,6 +43,7 @@ import pandas as pd
 
 from .limiters import NAMES, REGISTRY, Decision, Limiter, make
 from .limiters.base import positive, whole
+from .limiters.clock import to_ticks
 from .plot import COLORS, STYLE
 
 # ---------------------------------------------------------------- clocks
@@ -437,8 +438,10 @@ class LiveLimiter:
         _close_all(self.widget)
 
     def rolling_now(self) -> int:
-        """Admitted requests in the trailing window (t - W, t]."""
-        return len(self._admitted) - bisect.bisect_right(self._admitted, self.t - self.window_s)
+        """Admitted requests in the trailing window (t - W, t], in whole microseconds as the
+        limiters count time."""
+        cut = to_ticks(self.t) - to_ticks(self.window_s)
+        return len(self._admitted) - bisect.bisect_right(self._admitted, cut, key=to_ticks)
 
     # -- the machinery ---------------------------------------------------------------
 
