@@ -17,7 +17,7 @@ import time
 from contextlib import nullcontext
 from dataclasses import fields
 
-from ..cli_support import (EnvironmentFailure, UsageError, choices_help, command, count, flags,
+from ..cli_support import (EnvironmentFailure, UsageError, command, count, flags,
                            non_negative_number, non_negative_seconds, positive, quantile,
                            seconds, seed, share, show, whole, words)
 from ..traces.population import Population
@@ -123,19 +123,14 @@ def add(sub) -> None:
                    help="for a trace without --limit: limits at these quantiles of the "
                         "per-source peak count in a window (default: "
                         + " ".join(f"{q:g}" for q in DEFAULT_QUANTILES) + ")")
-    p.add_argument("--engine", choices=("inprocess", "dask"), default="inprocess",
-                   help=choices_help("where the analysis runs", {
-                       "inprocess": "chunks one after the other in this process",
-                       "dask": "one task per chunk or partition of sources on a Dask cluster"}))
-    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="with --engine dask: an existing scheduler, tcp://host:8786 "
-                        "(default: a LocalCluster on this machine)")
-    p.add_argument("--workers", type=count, default=None,
-                   help="with --engine dask and no --scheduler: LocalCluster worker "
-                        "processes (default: every core)")
-    p.add_argument("--parts-dir", metavar="DIR", default=None,
-                   help="with --engine dask on a trace: where to write it partitioned by "
-                        "source, storage every worker reads (default: a temporary directory)")
+    from ..scale.cli import add_engine_options
+
+    add_engine_options(
+        p, runs="where the analysis runs",
+        inprocess="chunks one after the other in this process",
+        dask="one task per chunk or partition of sources on a Dask cluster",
+        parts_dir="with --engine dask on a trace: where to write it partitioned by source, "
+                  "storage every worker reads (default: a temporary directory)")
     p.add_argument("--part-requests", type=count, default=None,
                    help="requests per partition of a trace (default: --chunk-requests)")
     p.add_argument("--by-behaviour", action="store_true",

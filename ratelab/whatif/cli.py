@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..cli_support import EnvironmentFailure, UsageError, choices_help, command, count
+from ..cli_support import EnvironmentFailure, UsageError, command
 from . import TOP_CLIENTS
 
 COLUMN_FLAGS = {"time_col": "--time-col", "key_col": "--key-col", "cost_col": "--cost-col",
@@ -54,21 +54,14 @@ def add_what_if(sub) -> None:
                    help="a registry algorithm and its parameters, e.g. \"token-bucket rate=10 "
                         "capacity=50\" (rates per second, windows in seconds); repeat to "
                         "compare (see `ratelab limiters`) (default: none, give at least one)")
-    p.add_argument("--engine", choices=("inprocess", "dask"), default="inprocess",
-                   help=choices_help("where the replay runs", {
-                       "inprocess": "every client one after the other in this process",
-                       "dask": "clients partitioned to Parquet, one task per partition on a "
-                               "Dask cluster"}))
-    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="with --engine dask: an existing Dask scheduler, tcp://host:8786 "
-                        "(default: a LocalCluster on this machine)")
-    p.add_argument("--workers", type=count, default=None,
-                   help="with --engine dask and no --scheduler: LocalCluster worker "
-                        "processes (default: every core)")
-    p.add_argument("--parts-dir", metavar="DIR", default=None,
-                   help="with --engine dask: where the log is written partitioned by client, "
-                        "storage every worker reads; needed with --scheduler (default: a "
-                        "temporary directory)")
+    from ..scale.cli import add_engine_options
+
+    add_engine_options(
+        p, runs="where the replay runs",
+        inprocess="every client one after the other in this process",
+        dask="clients partitioned to Parquet, one task per partition on a Dask cluster",
+        parts_dir="with --engine dask: where the log is written partitioned by client, storage "
+                  "every worker reads; needed with --scheduler (default: a temporary directory)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
