@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import budget  # noqa: F401  (registers the "check" profile before Hypothesis loads it)
 from services import redis_server
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,8 +2,9 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from budget import examples
 
 from ratelab.bursts import (boundary_attack, burst, max_in_window, play, poisson, spacing,
                             stream, trailing_count)
@@ -68,7 +69,7 @@ def test_trailing_count(times, window, want):
     assert trailing_count(np.array(times), window).tolist() == want
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(st.lists(st.floats(0, 20, allow_nan=False), max_size=60), st.floats(0.1, 5))
 def test_trailing_count_matches_brute_force(times, window):
     times = np.sort(np.array(times))

@@ -261,7 +261,12 @@ def test_every_optional_action_has_a_row():
     assert optional == set(ACTIONS)
 
 
-@pytest.mark.parametrize("name", sorted(ROWS))
+SLOW_ROWS = {"bench-dask"}
+"""Rows whose good run starts a Dask cluster: make test runs them, the make check lane does not."""
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_ROWS else n
+                                  for n in sorted(ROWS)])
 def test_a_good_run_exits_0_and_its_json_has_the_documented_keys(name, run):
     row = ROWS[name]
     code, out, err = run(row.good, row.needs)

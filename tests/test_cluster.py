@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from budget import examples
 
 from ratelab.cluster import Latency, Request, burst, make_strategy, simulate, STRATEGIES
 from ratelab.cluster.experiments import (async_overshoot, both_read_99, exhaustive, race,
@@ -168,7 +169,7 @@ def test_clock_skew_on_a_one_second_window():
 # ---------------------------------------------------------------- properties
 
 
-@settings(max_examples=20, deadline=None)
+@examples(20)
 @given(seed=st.integers(0, 10_000), gateways=st.integers(1, 6), n=st.integers(1, 80),
        name=st.sampled_from(["incr", "lua", "lua-sliding", "watch", "local-split"]),
        kind=st.sampled_from(["fixed", "uniform", "lognormal"]))

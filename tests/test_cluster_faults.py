@@ -7,8 +7,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from budget import examples
 
 from ratelab.cluster import Faults, Latency, Request, make_strategy, simulate, steady
 from ratelab.cluster.experiments import outage
@@ -48,7 +49,7 @@ def test_a_stall_makes_gateways_give_up_but_the_late_commands_still_count():
     assert run.store.execute("GET", "rl:0") == "5"    # all five INCRs ran, late
 
 
-@settings(max_examples=25, deadline=None)
+@examples(25)
 @given(seed=st.integers(0, 10_000),
        name=st.sampled_from(["naive", "incr", "lua", "lua-token-bucket", "watch", "async"]),
        start=st.floats(0.0, 1.5), length=st.floats(0.01, 1.0), stall=st.floats(0.0, 0.3),

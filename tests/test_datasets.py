@@ -143,8 +143,8 @@ def fake(tmp_path, unpack, payload, content, **kw):
 
 @pytest.mark.parametrize("unpack, payload, first_lines, content", [
     ("plain", LOG, None, LOG),
-    ("gzip", gzip.compress(LOG), 3, b"".join(LOG.splitlines(keepends=True)[:3])),
-])
+    ("gzip", gzip.compress(LOG, mtime=0), 3, b"".join(LOG.splitlines(keepends=True)[:3])),
+], ids=["plain", "gzip"])  # ids the same in every process (pytest-xdist compares them)
 def test_fetch_downloads_verifies_and_gzips(tmp_path, unpack, payload, first_lines, content):
     d = fake(tmp_path, unpack, payload, content, first_lines=first_lines)
     out = datasets.fetch(d, tmp_path / "dest")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from budget import examples
 
 from ratelab import metrics as m
 from ratelab.traces import Trace
@@ -129,7 +130,7 @@ times_st = st.lists(st.integers(0, 40), max_size=40).map(lambda xs: np.sort(np.a
 window_st = st.sampled_from([0.25, 0.5, 1.0, 1.25, 3.0, 10.0])
 
 
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(times_st, window_st)
 def test_max_in_window_equals_brute_force(times, w):
     got = m.max_in_window(times, w)
@@ -140,7 +141,7 @@ def test_max_in_window_equals_brute_force(times, w):
         assert got.last - got.first + 1 == count
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 3)), max_size=40), window_st)
 def test_per_key_equals_brute_force(rows, w):
     rows.sort(key=lambda r: r[0])
@@ -154,7 +155,7 @@ def test_per_key_equals_brute_force(rows, w):
     assert len(df) == len(np.unique(key))
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(times_st, window_st, st.lists(st.integers(-4, 44), max_size=10))
 def test_rolling_count_equals_brute_force(times, w, at):
     at = np.array(at) / 4

@@ -13,8 +13,9 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+from budget import examples
 
 import ratelab
 from ratelab.limiters import make
@@ -102,7 +103,7 @@ def assert_same(compiled, reference, fields=FIELDS) -> None:
 def test_compiled_equals_reference_on_random_traces(kind):
     """Every decision, delay, counter reading, remaining and retry_after is the reference's."""
 
-    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @examples(200, suppress_health_check=[HealthCheck.too_slow])
     @given(params=ALGORITHMS[kind], data=st.data())
     def check(params, data):
         limiter = make(algorithm_of(kind), **params)

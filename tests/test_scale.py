@@ -1,4 +1,8 @@
-"""The Dask engine gives the in-process engine's figures, on a 2-worker LocalCluster."""
+"""The Dask engine gives the in-process engine's figures, on a 2-worker LocalCluster.
+
+The tests that start a cluster (or wait on one that never answers) are marked ``slow``: they
+run in ``make test``, not in the ``make check`` fast lane.
+"""
 
 from __future__ import annotations
 
@@ -44,6 +48,7 @@ def test_source_bounds_never_split_a_source():
     assert b.tolist() == [0, 1, 4, 6]
 
 
+@pytest.mark.slow
 def test_synthetic_population_same_figures(client):
     pop = Population(sources=600, requests=300_000, chunk_requests=40_000, seed=3)
     here = analyse_population(pop, 50, 60, "both", progress=False)
@@ -52,6 +57,7 @@ def test_synthetic_population_same_figures(client):
     assert here.summary("estimate")["false allows"] > 0  # the comparison has something in it
 
 
+@pytest.mark.slow
 def test_recorded_trace_same_figures(client, data_dir):
     from ratelab import datasets
 
@@ -63,6 +69,7 @@ def test_recorded_trace_same_figures(client, data_dir):
     assert here.requests == 47_748 and here.over > 0
 
 
+@pytest.mark.slow
 def test_what_if_same_record(client, data_dir):
     from ratelab import datasets
 
@@ -74,6 +81,7 @@ def test_what_if_same_record(client, data_dir):
     assert here == there and here["policies"][0]["requests_limited"] > 0
 
 
+@pytest.mark.slow
 def test_a_parquet_trace_is_shuffled_by_source_once(client, tmp_path):
     """A time-sorted Parquet trace, shuffled by Dask into parts: the in-memory figures."""
     import pyarrow as pa
@@ -92,6 +100,7 @@ def test_a_parquet_trace_is_shuffled_by_source_once(client, tmp_path):
     assert again.to_dict() == here.to_dict()
 
 
+@pytest.mark.slow
 def test_cli_error_analysis_on_dask_matches_in_process(capsys):
     small = ["error-analysis", "--synthetic", "--sources", "200", "--requests", "60000",
              "--chunk-requests", "20000", "--limit", "30", "--no-progress", "--json"]
@@ -105,6 +114,7 @@ def test_cli_error_analysis_on_dask_matches_in_process(capsys):
     assert "--engine dask --workers 2" in there["command"]
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_exits_1(capsys):
     from ratelab.cli import main
 

@@ -8,8 +8,9 @@ answers wrong, and a hypothesis search over short sequences."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+from budget import examples
 
 from ratelab.cluster.strategies import script
 from ratelab.store import RedisStore, SimStore, StoreError
@@ -121,7 +122,7 @@ def _run(store, commands):
     return out
 
 
-@settings(max_examples=150, deadline=None,
+@examples(150,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(commands=st.lists(COMMAND, min_size=1, max_size=25))
 def test_random_sequences_reply_the_same_on_both_stores(real, commands):

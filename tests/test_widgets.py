@@ -4,8 +4,9 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from budget import examples
 
 from ratelab.bursts import trailing_count
 from ratelab.limiters import NAMES, make
@@ -218,7 +219,7 @@ ACTIONS = st.lists(st.one_of(
 ), max_size=8)
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(st.sampled_from(NAMES), ACTIONS)
 def test_the_panel_reports_exactly_what_its_limiter_decided(name, actions):
     live = LiveLimiter(name, clock=ManualClock())

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from budget import examples
 
 from ratelab.analysis import approximation_error, by_source, tally
 from ratelab.analysis.error import check_mode
@@ -117,7 +118,7 @@ times_st = st.lists(
     min_size=1, max_size=120)
 
 
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(times_st, st.integers(1, 6), st.sampled_from([1.0, 2.0, 2.5]))
 def test_admission_mode_is_the_reference_limiters(reqs, limit, window):
     reqs.sort(key=lambda r: r[0])
@@ -155,7 +156,7 @@ def direct_estimate(trace: Trace, limit: float, window: float) -> dict:
             "max": errors.max(), "over": int(np.sum(np.array(peaks) > limit))}
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(times_st, st.integers(1, 6), st.sampled_from([1.0, 2.0, 2.5]))
 def test_estimate_mode_is_the_direct_computation(reqs, limit, window):
     reqs.sort(key=lambda r: r[0])

@@ -77,6 +77,7 @@ def test_stub_source_keeps_signatures_and_docstrings_only():
         student_name(Path("buckets.ipynb"))
 
 
+@pytest.mark.slow  # starts a kernel per notebook: make test, not the make check fast lane
 @pytest.mark.parametrize("path", STUDENTS, ids=lambda p: p.name)
 def test_a_student_notebook_runs_to_its_stubs_and_says_not_attempted(path, monkeypatch):
     import nbformat

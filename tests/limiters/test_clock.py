@@ -5,8 +5,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from budget import examples
 
 from ratelab.limiters.clock import (MAX_TICKS, TICKS_PER_S, check_ticks, seconds_until,
                                     ticks_array, to_ticks, window_ticks)
@@ -47,7 +48,7 @@ def test_rounding_twice_would_miss():
     assert all(to_ticks(t) == exact_ticks(t) for t in misses)
 
 
-@settings(max_examples=500, deadline=None)
+@examples(500)
 @given(st.floats(min_value=-4.6e12, max_value=4.6e12, allow_nan=False))
 def test_to_ticks_and_its_twin_agree_everywhere(t):
     assert to_ticks(t) == exact_ticks(t) == int(ticks_array(np.array([t]))[0])

@@ -18,8 +18,9 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from budget import examples
 
 from ratelab.limiters import NginxLimitReq, make
 
@@ -62,7 +63,7 @@ def passing_at_once(limiter, now: float) -> int:
 
 @pytest.mark.parametrize("name, params", CASES,
                          ids=[f"{n}-{i}" for n, ps in PARAMS.items() for i in range(len(ps))])
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(data=st.data())
 def test_retry_after_remaining_and_reset_after_agree_with_brute_force(name, params, data):
     lim = make(name, **params)
@@ -109,7 +110,7 @@ AWKWARD = [
 
 @pytest.mark.parametrize("name, params", AWKWARD, ids=[f"{n}-{i}" for i, (n, _) in
                                                        enumerate(AWKWARD)])
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(data=st.data())
 def test_a_request_sent_exactly_retry_after_later_passes(name, params, data):
     lim = make(name, **params)
@@ -125,7 +126,7 @@ def test_a_request_sent_exactly_retry_after_later_passes(name, params, data):
 
 @pytest.mark.parametrize("name, params", AWKWARD, ids=[f"{n}-{i}" for i, (n, _) in
                                                        enumerate(AWKWARD)])
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(data=st.data())
 def test_the_full_allowance_is_back_exactly_reset_after_later(name, params, data):
     lim = make(name, **params)

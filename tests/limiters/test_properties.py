@@ -7,13 +7,14 @@ point, so "equal in exact arithmetic" can be asserted as "equal on every request
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from budget import examples
 
 from ratelab.limiters import (GCRA, FixedWindow, LeakyBucket, NginxLimitReq, SlidingWindowCounter,
                               SlidingWindowLog, TokenBucket, make)
 
-EXAMPLES = settings(max_examples=250, deadline=None)
+EXAMPLES = examples(250)
 TICK = 1 / 16
 
 

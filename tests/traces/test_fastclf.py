@@ -7,7 +7,8 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
+from budget import examples
 
 from ratelab.traces import fastclf
 from ratelab.traces.loaders import LoadWarning, load_log
@@ -135,7 +136,7 @@ line_parts = st.lists(st.sampled_from([
 ]), max_size=25)
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(st.lists(line_parts, max_size=30))
 def test_random_lines_read_alike(tmp_path_factory, parts):
     """Lines built from CLF's pieces, well formed or not: the two readers agree."""

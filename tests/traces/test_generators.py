@@ -199,13 +199,14 @@ def test_bad_parameters_are_named(call, name):
 # ---------------------------------------------------------------- properties
 
 
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from budget import examples  # noqa: E402
 
 rates = st.lists(st.floats(0.05, 20.0), min_size=1, max_size=8)
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(rates, st.floats(0.5, 50.0), st.integers(0, 2**32 - 1))
 def test_every_generator_keeps_to_its_span_and_keys(rate, duration, seed):
     n = len(rate)
@@ -224,7 +225,7 @@ def test_flood_keeps_a_tick_that_rounds_onto_the_end_of_the_span_out():
     assert t.time.tolist() == [1 / 3, 1 / 3 + 1 / 3] and t.time.max() < 1.0
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(rates, st.floats(0.5, 50.0), st.floats(0.0, 1.0))
 def test_flood_sends_exactly_what_fits(rate, duration, phase_frac):
     rate = np.array(rate)
@@ -237,7 +238,7 @@ def test_flood_sends_exactly_what_fits(rate, duration, phase_frac):
     assert list(counts) == want
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(st.lists(st.integers(0, 5), max_size=8), st.integers(0, 2**32 - 1))
 def test_segment_helpers_match_a_loop(counts, seed):
     counts = np.array(counts, dtype=np.int64)
