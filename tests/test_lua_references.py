@@ -173,6 +173,29 @@ def test_drawn_schedules_decide_as_the_reference_at_every_origin(name, data):
     assert_same(name, params, schedule, got, want, origin)
 
 
+@pytest.mark.parametrize("name", sorted(SCRIPTED))
+@given(data=st.data())
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_script_decides_the_same_when_the_schedule_is_shifted(name, data):
+    """Times in whole microseconds, shifted by up to 4e9 s (for the windows, by whole windows:
+    they are calendar-aligned): the script's answers (allowed, remaining, and the waits in
+    microseconds) do not move."""
+    params, schedule = data.draw(schedules(name))
+    schedule = [(round(t * 1e6) / 1e6, key, cost) for t, key, cost in schedule]
+    ticks = data.draw(st.sampled_from([round(o * 1e6) for o in ORIGINS[1:]])
+                      | st.integers(1, 4 * 10**15))
+    if "window" in params:
+        ticks -= ticks % make(name, **params).window_ticks
+    shift = ticks / 1e6
+
+    def answers(origin):
+        got, _ = run_both(name, params, schedule, SimStore().connect(), origin)
+        return [(d.allowed, d.remaining, round(d.retry_after * 1e6), round(d.reset_after * 1e6))
+                for d in got]
+
+    assert answers(shift) == answers(0.0)
+
+
 # ---------------------------------------------------------------- what is refused
 
 
@@ -225,7 +248,7 @@ def real(redis_url):
 
 
 @pytest.mark.service
-@pytest.mark.parametrize("origin", [0.0, 1.758e9, 4e9])
+@pytest.mark.parametrize("origin", ORIGINS)
 @pytest.mark.parametrize("name,params,schedule,all_pass", TABLES,
                          ids=[f"{n}-{i}" for i, (n, *_) in enumerate(TABLES)])
 def test_each_script_decides_as_its_reference_on_redis(real, name, params, schedule, all_pass,

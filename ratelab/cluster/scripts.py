@@ -24,8 +24,9 @@ represent. The scripts guard their own arguments too (an error reply names them)
     True
 
 Where a script departs from its reference, by design: a time earlier than the key's last is
-not refused (gateways' clocks differ; the token bucket counts it as no time elapsed, the window
-scripts count it in its own window), and a key's state expires (PX) once it no longer matters.
+not refused (gateways' clocks differ; the token bucket counts it as no time elapsed and stores
+it as the refill time, as Stripe's script does; the window scripts count it in its own window),
+and a key's state expires (PX) once it no longer matters.
 """
 
 from __future__ import annotations

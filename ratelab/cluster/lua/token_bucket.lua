@@ -10,7 +10,9 @@
 -- Returns  {allowed (1/0), remaining (whole requests of cost 1 that would still pass),
 --           retry_after (ticks until this cost passes; 0 when allowed),
 --           reset_after (ticks until the bucket is full)}
--- A `now` before the stored refill time (gateways' clocks differ) counts as no time elapsed.
+-- A `now` before the stored refill time (gateways' clocks differ) counts as no time elapsed,
+-- and is stored as the refill time, as Stripe's script does: a gateway whose clock runs behind
+-- rewinds it, and the next one ahead sees that time pass again (notebook 06 measures it).
 -- TICKS_PER_S, TIE_TICKS and FLOAT_SLACK_TICKS are ratelab.limiters.clock's, put before this
 -- text when the script is loaded.
 local rate = tonumber(ARGV[1])
@@ -43,8 +45,7 @@ end
 
 local last = tonumber(redis.call("GET", KEYS[2]) or now)
 local tokens = tonumber(redis.call("GET", KEYS[1]) or capacity)
-local at = math.max(now, last)
-local have = refill(tokens, last, at)
+local have = refill(tokens, last, math.max(now, last))
 local allowed = passes(have, cost)
 if allowed then
   tokens = have - cost
@@ -53,10 +54,10 @@ else
 end
 local ttl_ms = math.max(1, math.ceil(2 * capacity * 1000 / rate))
 redis.call("SET", KEYS[1], string.format("%.17g", tokens), "PX", ttl_ms)
-redis.call("SET", KEYS[2], string.format("%.17g", at), "PX", ttl_ms)
+redis.call("SET", KEYS[2], string.format("%.17g", now), "PX", ttl_ms)
 local remaining = math.max(0, math.ceil(tokens + rate * TIE / TICKS_PER_S) - 1)
 local retry = 0
 if not allowed then
-  retry = at - now + wait(tokens, cost)
+  retry = wait(tokens, cost)
 end
-return {allowed and 1 or 0, remaining, retry, at - now + wait(tokens, capacity)}
+return {allowed and 1 or 0, remaining, retry, wait(tokens, capacity)}
