@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..limiters.base import non_negative, positive, whole
+from ..limiters.clock import to_ticks
 from ..store.sim import SimStore
 from .interleave import Outcome, interleavings
 from .sim import Faults, Latency, Request, Run, burst, simulate, steady
@@ -106,12 +107,13 @@ def one_place_left(strategy: str, limit: int = 100, now: float = 0.5) -> Callabl
     """A store setup where exactly one more request fits the limit, for `strategy`'s keys."""
 
     def setup(store: SimStore) -> None:
+        now_t = to_ticks(now)
         if strategy == "lua-token-bucket":
             store.execute("SET", "rl:tokens", "1")
-            store.execute("SET", "rl:ts", repr(now))
-        elif strategy == "lua-sliding-log":
+            store.execute("SET", "rl:ts", now_t)
+        elif strategy == "lua-sliding-log":  # scores in ticks, one a millisecond apart
             for i in range(limit - 1):
-                store.execute("ZADD", "rl:log", now - 0.001 * (i + 1), f"earlier:{i}")
+                store.execute("ZADD", "rl:log", now_t - 1000 * (i + 1), f"earlier:{i}")
         else:
             store.execute("SET", "rl:0", str(limit - 1))
 

@@ -23,25 +23,23 @@ from __future__ import annotations
 
 import itertools
 import math
-from importlib import resources
 from typing import Any, Generator
 
 from ..limiters.base import positive, whole
-from ..store.errors import StoreError, StoreUnavailable
+from ..limiters.clock import to_ticks, window_ticks
+from ..limiters.fixed_window import index_of
+from ..store.errors import StoreUnavailable
 from ..store.protocol import Connection
+from .scripts import (ScriptedFixedWindow, ScriptedLimiter, ScriptedSlidingCounter,
+                      ScriptedSlidingLog, ScriptedTokenBucket, script, window_ttl_ms)
 
 Program = Generator[Any, Any, bool]
 
 
-def script(name: str) -> str:
-    """The text of the Lua script `name` (fixed_window, sliding_window, sliding_log,
-    token_bucket)."""
-    return resources.files("ratelab.cluster").joinpath("lua", f"{name}.lua").read_text()
-
-
 def window_key(key: str, now: float, window_s: float) -> str:
-    """The counter of the calendar window holding `now`: "key:k" for [kW, (k+1)W)."""
-    return f"{key}:{math.floor(now / window_s)}"
+    """The counter of the calendar window holding `now`: "key:k" for [kW, (k+1)W), counted
+    in whole microseconds as the reference limiters count it (exact at any origin)."""
+    return f"{key}:{index_of(to_ticks(now), window_ticks(window_s))}"
 
 
 class Strategy:
@@ -80,10 +78,9 @@ def _ms(seconds: float) -> int:
 
 
 def _window_ttl_ms(window_s: float) -> int:
-    """How long a calendar window's counter lives from its first hit: two windows. One window
-    is not enough when clocks differ: a gateway whose clock runs ahead creates window k's
-    counter early, and it would expire while gateways behind it still count in window k."""
-    return _ms(2 * window_s)
+    """How long a calendar window's counter lives from its first hit (scripts.WINDOW_TTL_WINDOWS
+    windows), in milliseconds."""
+    return window_ttl_ms(window_ticks(window_s))
 
 
 class LocalCounters(Strategy):
@@ -151,55 +148,44 @@ class IncrFirst(Strategy):
 
 
 class _Lua(Strategy):
-    """A strategy whose whole decision is one Lua script: EVALSHA, one round trip."""
-
-    script_name = ""
+    """A strategy whose whole decision is one Lua script (:mod:`.scripts`): EVALSHA, one
+    round trip, and the script's reference decision."""
 
     def __init__(self, limit=100, window_s=1.0, gateways=1) -> None:
         super().__init__(limit, window_s, gateways)
-        self.source = script(self.script_name)
-        import hashlib
+        self.limiter = self._scripted()
+        self.source, self.sha = self.limiter.source, self.limiter.sha
 
-        self.sha = hashlib.sha1(self.source.encode()).hexdigest()
+    def _scripted(self) -> ScriptedLimiter:
+        raise NotImplementedError
 
     def setup(self, conn: Connection) -> None:
-        loaded = conn.execute("SCRIPT", "LOAD", self.source)
-        assert loaded == self.sha, (loaded, self.sha)
+        self.limiter.load(conn)
 
-    def _eval(self, keys: list[str], args: list[Any]):
-        """EVALSHA, falling back to EVAL (one more round trip) when the store lost the script."""
-        try:
-            return (yield ("EVALSHA", self.sha, len(keys), *keys, *args))
-        except StoreError as e:
-            if e.code != "NOSCRIPT":
-                raise
-        return (yield ("EVAL", self.source, len(keys), *keys, *args))
+    def decide(self, gateway, key, now):
+        decision = yield from self.limiter.program(key, now, 1, self._member(gateway))
+        return decision.allowed
+
+    def _member(self, gateway: int) -> str | None:
+        return None
 
 
 class LuaFixedWindow(_Lua):
     """Fixed window in one Lua script: read, compare and increment atomically."""
 
     name = "lua"
-    script_name = "fixed_window"
 
-    def decide(self, gateway, key, now):
-        wkey = window_key(key, now, self.window_s)
-        allowed, _, _ = yield from self._eval([wkey],
-                                              [self.limit, _window_ttl_ms(self.window_s), 1])
-        return allowed == 1
+    def _scripted(self):
+        return ScriptedFixedWindow(limit=self.limit, window=self.window_s)
 
 
 class LuaSlidingWindow(_Lua):
     """Sliding window counter in one Lua script (previous window weighted by its overlap)."""
 
     name = "lua-sliding"
-    script_name = "sliding_window"
 
-    def decide(self, gateway, key, now):
-        k = math.floor(now / self.window_s)
-        keys = [f"{key}:{k}", f"{key}:{k - 1}"]
-        allowed, _ = yield from self._eval(keys, [self.limit, self.window_s, repr(float(now)), 1])
-        return allowed == 1
+    def _scripted(self):
+        return ScriptedSlidingCounter(limit=self.limit, window=self.window_s)
 
 
 class LuaTokenBucket(_Lua):
@@ -207,13 +193,9 @@ class LuaTokenBucket(_Lua):
     capacity = limit, refilled at limit per window."""
 
     name = "lua-token-bucket"
-    script_name = "token_bucket"
 
-    def decide(self, gateway, key, now):
-        rate = self.limit / self.window_s
-        keys = [f"{key}:tokens", f"{key}:ts"]
-        allowed, _ = yield from self._eval(keys, [repr(rate), self.limit, repr(float(now)), 1])
-        return allowed == 1
+    def _scripted(self):
+        return ScriptedTokenBucket(rate=self.limit / self.window_s, capacity=self.limit)
 
 
 class LuaSlidingLog(_Lua):
@@ -221,17 +203,16 @@ class LuaSlidingLog(_Lua):
     exact trailing window (now - W, now]; each admitted request is one entry."""
 
     name = "lua-sliding-log"
-    script_name = "sliding_log"
 
     def __init__(self, limit=100, window_s=1.0, gateways=1) -> None:
         super().__init__(limit, window_s, gateways)
         self._ids = itertools.count()
 
-    def decide(self, gateway, key, now):
-        member = f"{gateway}:{next(self._ids)}"
-        allowed, _ = yield from self._eval([f"{key}:log"],
-                                           [self.limit, self.window_s, repr(float(now)), member])
-        return allowed == 1
+    def _scripted(self):
+        return ScriptedSlidingLog(limit=self.limit, window=self.window_s)
+
+    def _member(self, gateway):
+        return f"{gateway}:{next(self._ids)}"
 
 
 class WatchMulti(Strategy):
