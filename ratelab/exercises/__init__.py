@@ -6,6 +6,9 @@
 A check runs the answer beside the reference limiter on the suite's own timelines and on seeded
 random streams, and prints "the public checks passed", "not attempted" or "wrong" with the
 first disagreeing request as a short timeline. ``EXERCISES`` maps each name to its module.
+
+The teaching notebooks' predict-then-run questions use :func:`reveal` (``ratelab.exercises.predict``):
+the reader writes a number, the next cell measures it and says how close it was.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import importlib
 
 from .core import Result
+from .predict import reveal
 
 NAMES = (
     "token_bucket_take",
@@ -38,4 +42,4 @@ def module(name: str):
     return importlib.import_module(f"{__name__}.{name}")
 
 
-__all__ = ["NAMES", "module", "Result"]
+__all__ = ["NAMES", "module", "Result", "reveal"]

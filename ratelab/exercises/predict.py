@@ -1,0 +1,98 @@
+"""Predict, then run: the reader commits to a number, the next cell measures it and says how close.
+
+A question in a notebook is three cells: a sentence stating exactly what will be measured, a
+cell where the reader writes a number into a variable that starts as ``None``, and a cell
+that measures the answer with the suite's own code and reveals it:
+
+    >>> guess_first_second = None   # your number: requests passed in the first second
+    >>> reveal(guess_first_second, measured, unit="requests")
+    no prediction written (put a number in the cell above and run both again): measured 14 requests
+
+:func:`compare` returns the comparison as a record; :func:`reveal` prints it in one line.
+A guess left at ``None`` says so and shows only the measurement, so a notebook run headless
+prints the same line every time.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+BANDS = ((0.10, "within 10%"), (0.25, "within 25%"))
+"""Verdict bands: (largest |guess - measured| / |measured|, words), tightest first. Past them a
+guess is "within a factor of 2" (half to double the measurement) or off by more."""
+
+FAR_OFF = "off by more than a factor of 2"
+
+
+def _number(value, name: str) -> float:
+    """`value` as a finite float; ValueError naming `name` when it is not a number."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return value
+
+
+def _show(value: float) -> str:
+    """A number as a reader writes it: whole numbers without a point, others to 4 figures."""
+    if value.is_integer():
+        return str(int(value))
+    return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.0f}"
+
+
+def verdict(guess: float, measured: float) -> str:
+    """The band a guess falls in: "spot on", "within 10%", … or off by more than a factor of 2."""
+    if guess == measured:
+        return "spot on"
+    if measured == 0:
+        return "off (the measurement is 0)"
+    relative = abs(guess - measured) / abs(measured)
+    for bound, words in BANDS:
+        if relative <= bound:
+            return words
+    return "within a factor of 2" if 0.5 <= guess / measured <= 2 else FAR_OFF
+
+
+def compare(guess, measured, *, unit: str = "") -> dict:
+    """The record of one prediction: guess, measured, difference, relative_pct and verdict.
+
+    `guess` may be None (no prediction written): then only `measured` is filled in and the
+    verdict is "no prediction". `relative_pct` is None when the measurement is 0.
+    """
+    measured = _number(measured, "measured")
+    record = {"guess": None, "measured": measured, "unit": unit, "difference": None,
+              "relative_pct": None, "verdict": "no prediction"}
+    if guess is None:
+        return record
+    guess = _number(guess, "guess")
+    record.update(guess=guess, difference=guess - measured, verdict=verdict(guess, measured))
+    if measured != 0:
+        record["relative_pct"] = 100 * (guess - measured) / abs(measured)
+    return record
+
+
+def message(record: dict) -> str:
+    """One line saying what was predicted, what was measured, how far off and the verdict."""
+    unit = f" {record['unit']}" if record["unit"] else ""
+    measured = f"measured {_show(record['measured'])}{unit}"
+    if record["guess"] is None:
+        return ("no prediction written (put a number in the cell above and run both again): "
+                + measured)
+    you = f"you predicted {_show(record['guess'])}, {measured}"
+    if record["difference"] == 0:
+        return f"{you}: spot on"
+    side = "too high" if record["difference"] > 0 else "too low"
+    off = f"{_show(abs(record['difference']))} {side}"
+    if record["relative_pct"] is not None:
+        off += f" ({record['relative_pct']:+.0f}%)"
+    return f"{you}: {off}, {record['verdict']}"
+
+
+def reveal(guess, measured, *, unit: str = "") -> None:
+    """Print how a prediction compares with the measurement (see :func:`compare`)."""
+    print(message(compare(guess, measured, unit=unit)))
+
+
+__all__ = ["BANDS", "compare", "message", "reveal", "verdict"]
