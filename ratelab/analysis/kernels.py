@@ -32,9 +32,9 @@ from ..limiters import sliding_counter as sc
 from ..limiters import sliding_log as sl
 
 watch_limiters()
-for _fn in (clock.to_ticks, fw.index_of, sl.has_left, sc.roll, sc.weight):
+for _fn in (clock.to_ticks, fw.index_of, fw.index_near, sl.has_left, sc.roll, sc.weight):
     register_jitable(_fn)
-to_ticks = clock.to_ticks
+to_ticks, MAX_TICKS = clock.to_ticks, clock.MAX_TICKS
 NO_WINDOW = -(2 ** 62)  # the window number before a source's first request
 
 # Relative-error histogram: bin 0 holds exact estimates (error 0); bins 1..N_LOG_BINS cover
@@ -86,6 +86,7 @@ def estimate_pass(time, starts, limit, window, counts, relsum, hist, peak, count
         b = starts[s + 1]
         lo = a
         kc = NO_WINDOW
+        k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
         prev = 0.0
         cur = 0.0
         pk = 0
@@ -96,7 +97,7 @@ def estimate_pass(time, starts, limit, window, counts, relsum, hist, peak, count
             while sl.has_left(to_ticks(time[lo]), t, window):
                 lo += 1
             exact = i - lo + 1
-            k = fw.index_of(t, window)
+            k, start = fw.index_near(t, window, k, start)
             prev, cur = sc.roll(kc, prev, cur, k)
             kc = k
             est = prev * sc.weight(t, k, window) + cur
@@ -152,6 +153,7 @@ def admission_pass(time, starts, limit, window, counts, relsum, hist, counter_re
         ch = 0
         cn = 0
         kc = NO_WINDOW
+        k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
         prev = 0.0
         cur = 0.0
         crej = 0
@@ -166,7 +168,7 @@ def admission_pass(time, starts, limit, window, counts, relsum, hist, counter_re
                 ln += 1
             else:
                 erej += 1
-            k = fw.index_of(t, window)
+            k, start = fw.index_near(t, window, k, start)
             prev, cur = sc.roll(kc, prev, cur, k)
             kc = k
             est = prev * sc.weight(t, k, window) + cur

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .base import Decision, Limiter, PerSecond, Seconds, bounded, positive, whole_below
-from .clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks, within_tie
+from .clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks
 
 MODES = ("police", "shape")
 
@@ -37,7 +37,7 @@ class MeterState:
 
 def level_at(level: float, last: int, now: int, rate: PerSecond) -> float:
     """The water left at tick `now` of `level` at tick `last`, leaking `rate` per second."""
-    return max(0.0, level - (now - last) * rate / TICKS_PER_S)
+    return max(0.0, level - (now - last) * (rate / TICKS_PER_S))
 
 
 def ticks_over(level: float, cost: float, rate: PerSecond, capacity: float) -> float:
@@ -46,8 +46,10 @@ def ticks_over(level: float, cost: float, rate: PerSecond, capacity: float) -> f
 
 
 def passes(level: float, cost: float, rate: PerSecond, capacity: float) -> bool:
-    """Whether `cost` fits on top of `level`, or will in less than TIE_TICKS."""
-    return within_tie(ticks_over(level, cost, rate, capacity))
+    """Whether `cost` fits on top of `level`, or will in less than TIE_TICKS
+    (``within_tie(ticks_over(...))``, with both sides multiplied by rate / 1e6: the overflow
+    in units of cost against what a tie's worth of ticks leaks)."""
+    return level + cost - capacity < tie_amount(rate)
 
 
 def wait_ticks(level: float, cost: float, rate: PerSecond, capacity: float) -> int:

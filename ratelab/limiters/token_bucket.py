@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 from .base import Decision, Limiter, PerSecond, Seconds, bounded, positive, whole_below
-from .clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks, within_tie
+from .clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +36,7 @@ class BucketState:
 
 def refill(tokens: float, last: int, now: int, rate: PerSecond, capacity: float) -> float:
     """The tokens a bucket holding `tokens` at tick `last` holds at tick `now` (<= capacity)."""
-    return min(capacity, tokens + (now - last) * rate / TICKS_PER_S)
+    return min(capacity, tokens + (now - last) * (rate / TICKS_PER_S))
 
 
 def ticks_short(tokens: float, cost: float, rate: PerSecond) -> float:
@@ -46,8 +46,9 @@ def ticks_short(tokens: float, cost: float, rate: PerSecond) -> float:
 
 def passes(tokens: float, cost: float, rate: PerSecond) -> bool:
     """Whether `cost` can be taken from `tokens`: they are there, or will be in less than
-    TIE_TICKS (clock.within_tie)."""
-    return within_tie(ticks_short(tokens, cost, rate))
+    TIE_TICKS (``within_tie(ticks_short(...))``, with both sides multiplied by rate / 1e6:
+    the shortfall in tokens against what a tie's worth of ticks refills)."""
+    return cost - tokens < tie_amount(rate)
 
 
 def wait_ticks(tokens: float, cost: float, rate: PerSecond, capacity: float) -> int:

@@ -160,8 +160,9 @@ def check_times(trace: Trace) -> None:
     (+-2**62 microseconds)."""
     from ..limiters.clock import MAX_TICKS, TICKS_PER_S, check_ticks
 
-    beyond = np.flatnonzero(np.abs(trace.time) >= MAX_TICKS / TICKS_PER_S)
-    if len(beyond):
+    limit = MAX_TICKS / TICKS_PER_S
+    if len(trace) and (trace.time.min() <= -limit or trace.time.max() >= limit):  # no copies
+        beyond = np.flatnonzero(np.abs(trace.time) >= limit)
         check_ticks(float(trace.time[beyond[0]]))
 
 

@@ -61,12 +61,13 @@ _compile_with_kernels(
     clock.tie_amount, base.whole_below,
     tb.refill, tb.ticks_short, tb.passes, tb.wait_ticks, tb.step,
     lb.level_at, lb.ticks_over, lb.passes, lb.wait_ticks, lb.step,
-    fw.index_of, fw.count_in, sl.has_left,
+    fw.index_of, fw.index_near, fw.count_in, sl.has_left,
     sc.roll, sc.weight, sc.estimate, sc.wait_ticks, sc.reset_tick,
     gc.advance, gc.allow_at, gc.available,
     ng.ms_of, ng.after_ms, ng.drain, ng.excess_after, ng.drained, ng.can_expire, ng.delay_ms,
     ng.ms_to_drain, ng.retry_tick)
 to_ticks, seconds_until, whole_below = clock.to_ticks, clock.seconds_until, base.whole_below
+MAX_TICKS = clock.MAX_TICKS
 
 
 def record(itemsize: int, **fields) -> np.dtype:
@@ -175,12 +176,13 @@ def fixed_window(time, key, cost, unit, state, limit, window,
                  count_rejected, allowed, counter, remaining, retry_after, details):
     """FixedWindow: the count of the calendar window `now` falls in, against `limit`
     (``window`` in ticks)."""
+    k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
     for i in range(len(time)):
         s = state[key[i]]
         now = time[i]
         now_t = to_ticks(now)
         c = 1.0 if unit else cost[i]
-        k = fw.index_of(now_t, window)
+        k, start = fw.index_near(now_t, window, k, start)
         count = fw.count_in(s.index, s.count, k)  # a new key's index is NEW_TICK
         counter[i] = count
         ok = count + c <= limit
@@ -281,12 +283,13 @@ def sliding_counter(time, key, cost, unit, state, limit,
                     window, count_rejected, allowed, counter, remaining, retry_after, details):
     """SlidingWindowCounter: prev x (1 - elapsed/W) + cur, against `limit` (``window`` in
     ticks)."""
+    k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
     for i in range(len(time)):
         s = state[key[i]]
         now = time[i]
         now_t = to_ticks(now)
         c = 1.0 if unit else cost[i]
-        k = fw.index_of(now_t, window)
+        k, start = fw.index_near(now_t, window, k, start)
         prev = 0.0
         cur = 0.0
         if s.index != NEW_TICK:  # a new key gets zeros
