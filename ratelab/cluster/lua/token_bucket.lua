@@ -27,14 +27,17 @@ if not (now and now == math.floor(now) and math.abs(now) < 2^53) then
 end
 local TIE = TIE_TICKS - FLOAT_SLACK_TICKS
 
+local PER_TICK = rate / TICKS_PER_S  -- tokens one tick refills
+local TIE_TOKENS = rate * TIE / TICKS_PER_S  -- tokens a tie's worth of ticks refills
+
 local function refill(tokens, last, t)  -- tokens at tick t of a bucket holding `tokens` at last
-  return math.min(capacity, tokens + (t - last) * rate / TICKS_PER_S)
+  return math.min(capacity, tokens + (t - last) * PER_TICK)
 end
 local function short(tokens, c)  -- ticks of refill needed before c is there (<= 0: it is)
   return (c - tokens) * TICKS_PER_S / rate
 end
-local function passes(tokens, c)
-  return short(tokens, c) < TIE
+local function passes(tokens, c)  -- short by less than a tie, in tokens
+  return c - tokens < TIE_TOKENS
 end
 local function wait(tokens, c)  -- whole ticks until a bucket holding `tokens` lets c pass
   local d = math.max(0, math.floor(short(tokens, c) - TIE) + 1)
@@ -55,7 +58,7 @@ end
 local ttl_ms = math.max(1, math.ceil(2 * capacity * 1000 / rate))
 redis.call("SET", KEYS[1], string.format("%.17g", tokens), "PX", ttl_ms)
 redis.call("SET", KEYS[2], string.format("%.17g", now), "PX", ttl_ms)
-local remaining = math.max(0, math.ceil(tokens + rate * TIE / TICKS_PER_S) - 1)
+local remaining = math.max(0, math.ceil(tokens + TIE_TOKENS) - 1)
 local retry = 0
 if not allowed then
   retry = wait(tokens, cost)
