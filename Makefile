@@ -30,7 +30,7 @@ test: $(TEST_STAMP)
 # The fast lane, on every core (pytest-xdist): unit and property tests, each property drawing a
 # tenth of its examples (tests/budget.py); no notebooks, services, Dask clusters or tests marked slow.
 check: $(TEST_STAMP)
-	$(BIN)/python -m pytest tests -m "not service and not slow and not site" --hypothesis-profile=check -n auto $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests -m "not service and not slow and not site" --hypothesis-profile=check -n auto --dist loadgroup $(PYTEST_ARGS)
 
 notebooks: $(LAB_STAMP)
 	$(BIN)/ratelab notebooks

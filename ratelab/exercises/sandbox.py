@@ -21,6 +21,10 @@ Three modes, the strongest available chosen by :func:`detect`:
 In every mode: RLIMIT_AS (memory), RLIMIT_NPROC (processes and threads), RLIMIT_CPU,
 RLIMIT_FSIZE and no core files; a new session (so the grader can kill the whole group); the
 working folder is a fresh scratch folder; the environment is scrubbed to a short allow-list.
+
+RLIMIT_NPROC counts every task of the user, so submissions running as ``nobody`` at the same
+time share one allowance: a fork bomb in one can starve another's kernel. ``ratelab grade``
+runs its submissions one after another; run one batch at a time.
 """
 
 from __future__ import annotations

@@ -18,6 +18,11 @@ from ratelab.exercises import module
 from ratelab.exercises.grading import make_cases, read_cases, write_cases
 from services import need
 
+# Submissions run as nobody, whose processes and threads share one RLIMIT_NPROC: the fork bomb
+# of one test would starve a kernel another test starts beside it. make check runs tests on
+# every core (--dist loadgroup): this group keeps the grading tests on one worker, in turn.
+pytestmark = pytest.mark.xdist_group("grading-as-nobody")
+
 ROOT = Path(__file__).resolve().parents[2]
 STUDENT = ROOT / "notebooks" / "exercises" / "student" / "01-buckets.ipynb"
 SOLUTION = module("token_bucket_take").solution()
