@@ -12,8 +12,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+from budget import examples
 
 from ratelab.cluster.scripts import (SCRIPTED, ScriptedFixedWindow, ScriptedSlidingLog,
                                      ScriptedTokenBucket, run_program)
@@ -164,7 +165,7 @@ def schedules(draw, name):
 
 @pytest.mark.parametrize("name", sorted(SCRIPTED))
 @given(data=st.data())
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(60, suppress_health_check=[HealthCheck.too_slow])
 def test_drawn_schedules_decide_as_the_reference_at_every_origin(name, data):
     params, schedule = data.draw(schedules(name))
     origin = data.draw(st.sampled_from(ORIGINS))
@@ -175,7 +176,7 @@ def test_drawn_schedules_decide_as_the_reference_at_every_origin(name, data):
 
 @pytest.mark.parametrize("name", sorted(SCRIPTED))
 @given(data=st.data())
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(40, suppress_health_check=[HealthCheck.too_slow])
 def test_a_script_decides_the_same_when_the_schedule_is_shifted(name, data):
     """Times in whole microseconds, shifted by up to 4e9 s (for the windows, by whole windows:
     they are calendar-aligned): the script's answers (allowed, remaining, and the waits in
@@ -262,7 +263,7 @@ def test_each_script_decides_as_its_reference_on_redis(real, name, params, sched
 @pytest.mark.service
 @pytest.mark.parametrize("name", sorted(SCRIPTED))
 @given(data=st.data())
-@settings(max_examples=25, deadline=None, suppress_health_check=[
+@examples(25, suppress_health_check=[
     HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 def test_drawn_schedules_decide_as_the_reference_on_redis(real, name, data):
     params, schedule = data.draw(schedules(name))
