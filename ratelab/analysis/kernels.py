@@ -32,9 +32,10 @@ from ..limiters import sliding_counter as sc
 from ..limiters import sliding_log as sl
 
 watch_limiters()
-for _fn in (clock.to_ticks, fw.index_of, fw.index_near, sl.has_left, sc.roll, sc.weight):
+for _fn in (clock.to_ticks, clock.to_ticks_near, fw.index_of, fw.index_near, sl.has_left,
+            sc.roll, sc.weight):
     register_jitable(_fn)
-to_ticks, MAX_TICKS = clock.to_ticks, clock.MAX_TICKS
+to_ticks, to_ticks_near, MAX_TICKS = clock.to_ticks, clock.to_ticks_near, clock.MAX_TICKS
 NO_WINDOW = -(2 ** 62)  # the window number before a source's first request
 
 # Relative-error histogram: bin 0 holds exact estimates (error 0); bins 1..N_LOG_BINS cover
@@ -87,13 +88,14 @@ def estimate_pass(time, starts, limit, window, counts, relsum, hist, peak, count
         lo = a
         kc = NO_WINDOW
         k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
+        second, second_s = 0, np.nan  # its whole second (to_ticks_near)
         prev = 0.0
         cur = 0.0
         pk = 0
         crej = 0
         erej = 0
         for i in range(a, b):
-            t = to_ticks(time[i])
+            t, second, second_s = to_ticks_near(time[i], second, second_s)
             while sl.has_left(to_ticks(time[lo]), t, window):
                 lo += 1
             exact = i - lo + 1
@@ -154,12 +156,13 @@ def admission_pass(time, starts, limit, window, counts, relsum, hist, counter_re
         cn = 0
         kc = NO_WINDOW
         k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
+        second, second_s = 0, np.nan  # its whole second (to_ticks_near)
         prev = 0.0
         cur = 0.0
         crej = 0
         erej = 0
         for i in range(a, b):
-            t = to_ticks(time[i])
+            t, second, second_s = to_ticks_near(time[i], second, second_s)
             while lh < ln and sl.has_left(log[lh], t, window):
                 lh += 1
             e_ok = (ln - lh) + 1.0 <= limit

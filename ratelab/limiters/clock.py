@@ -62,6 +62,22 @@ def to_ticks(t: float) -> int:
     return s * TICKS_PER_S + round((t - s) * 1e6)
 
 
+def to_ticks_near(t: float, second: int, base: float) -> tuple[int, int, float]:
+    """(to_ticks(t), the ticks of t's whole second, that second as a float), reusing the whole
+    second `second` (ticks) and `base` (seconds) when `t` still lies in it.
+
+    The compiled kernels walk times in order, so most requests fall in the second of the one
+    before: the floor is taken once per second instead of once per request. The same ticks as
+    :func:`to_ticks`, bit for bit (``base <= t < base + 1`` is ``floor(t) == base``). Start
+    from ``(0, nan)``, a second no time falls in.
+    """
+    if not (base <= t < base + 1.0):
+        whole = math.floor(t)
+        base = float(whole)
+        second = whole * TICKS_PER_S
+    return second + round((t - base) * 1e6), second, base
+
+
 def within_tie(short_ticks: float) -> bool:
     """Whether a request short of passing by `short_ticks` (<= 0: not short) passes: it
     arrived less than TIE_TICKS before it would pass."""

@@ -57,8 +57,8 @@ def _compile_with_kernels(*functions) -> None:
 
 
 _compile_with_kernels(
-    clock.to_ticks, clock.seconds_until, clock.within_tie, clock.ticks_to_pass,
-    clock.tie_amount, base.whole_below,
+    clock.to_ticks, clock.to_ticks_near, clock.seconds_until, clock.within_tie,
+    clock.ticks_to_pass, clock.tie_amount, base.whole_below,
     tb.refill, tb.ticks_short, tb.passes, tb.wait_ticks, tb.step,
     lb.level_at, lb.ticks_over, lb.passes, lb.wait_ticks, lb.step,
     fw.index_of, fw.index_near, fw.count_in, sl.has_left,
@@ -116,10 +116,11 @@ INITIAL = {TOKEN_BUCKET: {"last": NEW_TICK}, LEAKY_BUCKET: {"last": NEW_TICK},
 def token_bucket(time, key, cost, unit, state, rate, capacity,
                  allowed, counter, remaining, retry_after, details):
     """TokenBucket: refill, then take `cost` tokens if they are there (token_bucket.step)."""
+    second, second_s = 0, math.nan  # the whole second of the request before (to_ticks_near)
     for i in range(len(time)):
         s = state[key[i]]
         now = time[i]
-        now_t = to_ticks(now)
+        now_t, second, second_s = clock.to_ticks_near(now, second, second_s)
         c = 1.0 if unit else cost[i]
         tokens = s.tokens
         last = s.last
@@ -145,10 +146,11 @@ def leaky_bucket(time, key, cost, unit, state, rate, capacity, shape,
                  allowed, counter, delay, remaining, retry_after, details):
     """LeakyBucket: drain, then pour `cost` in unless it overflows; the shaper (``shape``)
     also holds an admitted request while the water ahead of it leaks (``level / rate``)."""
+    second, second_s = 0, math.nan  # the whole second of the request before (to_ticks_near)
     for i in range(len(time)):
         s = state[key[i]]
         now = time[i]
-        now_t = to_ticks(now)
+        now_t, second, second_s = clock.to_ticks_near(now, second, second_s)
         c = 1.0 if unit else cost[i]
         level = s.level
         last = s.last
@@ -177,10 +179,11 @@ def fixed_window(time, key, cost, unit, state, limit, window,
     """FixedWindow: the count of the calendar window `now` falls in, against `limit`
     (``window`` in ticks)."""
     k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
+    second, second_s = 0, math.nan  # the whole second of the request before (to_ticks_near)
     for i in range(len(time)):
         s = state[key[i]]
         now = time[i]
-        now_t = to_ticks(now)
+        now_t, second, second_s = clock.to_ticks_near(now, second, second_s)
         c = 1.0 if unit else cost[i]
         k, start = fw.index_near(now_t, window, k, start)
         count = fw.count_in(s.index, s.count, k)  # a new key's index is NEW_TICK
@@ -211,10 +214,11 @@ def sliding_log(time, key, cost, unit, offset, cost_all, state, link, limit, win
     Request i of this slice is request ``offset + i`` of the trace; ``cost_all`` is the whole
     trace's cost column (the expired entries' costs). ``window`` is in ticks.
     """
+    second, second_s = 0, math.nan  # the whole second of the request before (to_ticks_near)
     for i in range(len(time)):
         s = state[key[i]]
         now = time[i]
-        now_t = to_ticks(now)
+        now_t, second, second_s = clock.to_ticks_near(now, second, second_s)
         c = 1.0 if unit else cost[i]
         expired_cost = 0.0
         j = s.head
@@ -284,10 +288,11 @@ def sliding_counter(time, key, cost, unit, state, limit,
     """SlidingWindowCounter: prev x (1 - elapsed/W) + cur, against `limit` (``window`` in
     ticks)."""
     k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
+    second, second_s = 0, math.nan  # the whole second of the request before (to_ticks_near)
     for i in range(len(time)):
         s = state[key[i]]
         now = time[i]
-        now_t = to_ticks(now)
+        now_t, second, second_s = clock.to_ticks_near(now, second, second_s)
         c = 1.0 if unit else cost[i]
         k, start = fw.index_near(now_t, window, k, start)
         prev = 0.0
@@ -317,10 +322,11 @@ def sliding_counter(time, key, cost, unit, state, limit,
 def gcra(time, key, cost, unit, state, period, tolerance,
          allowed, counter, remaining, retry_after, details):
     """GCRA in whole ticks: move the TAT `cost` periods on, if it stays within the DVT."""
+    second, second_s = 0, math.nan  # the whole second of the request before (to_ticks_near)
     for i in range(len(time)):
         s = state[key[i]]
         now = time[i]
-        now_t = to_ticks(now)
+        now_t, second, second_s = clock.to_ticks_near(now, second, second_s)
         c = 1.0 if unit else cost[i]
         tat = s.tat
         if tat == NEW_TICK:  # _initial: the TAT of an idle key is now
@@ -377,11 +383,12 @@ def nginx(time, key, state, ends, rate_milli, ms_cap, burst, delay_n, nodelay, a
     LRU queue of nodes (``older``, ``newer``); ``ends`` holds the queue's oldest and newest key.
     """
     burst_milli = burst * 1000
+    second, second_s = 0, math.nan  # the whole second of the request before (to_ticks_near)
     for i in range(len(time)):
         k = key[i]
         s = state[k]
         now = time[i]
-        now_t = to_ticks(now)
+        now_t, second, second_s = clock.to_ticks_near(now, second, second_s)
         now_ms = ng.ms_of(now_t)
         if s.known:
             node_excess = s.excess

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from budget import examples
 
 from ratelab.limiters.clock import (MAX_TICKS, TICKS_PER_S, check_ticks, seconds_until,
-                                    ticks_array, to_ticks, window_ticks)
+                                    ticks_array, to_ticks, to_ticks_near, window_ticks)
 
 
 def exact_ticks(t: float) -> int:
@@ -75,3 +75,14 @@ def test_a_wait_added_to_now_reads_as_the_target_tick(now):
         wait = seconds_until(now, now_t, now_t + d)
         assert to_ticks(now + wait) >= now_t + d
         assert wait >= d / TICKS_PER_S or math.isclose(wait, d / TICKS_PER_S)
+
+
+@examples(300)
+@given(st.lists(st.floats(-1e10, 1e10, allow_nan=False), max_size=40), st.floats(0, 5))
+def test_to_ticks_near_is_to_ticks_whatever_second_it_starts_from(times, spread):
+    """The kernels' once-per-second floor gives to_ticks's ticks, on times in order, out of
+    order and across seconds."""
+    second, second_s = 0, math.nan
+    for t in times + [times[-1] + spread] if times else times:
+        got, second, second_s = to_ticks_near(t, second, second_s)
+        assert got == to_ticks(t) and type(got) is int
