@@ -229,6 +229,7 @@ def test_help_shows_every_default_unit_and_an_example(name, run):
     code, out, err = run([*name.split(), "--help"])
     assert code == 0 and err == ""
     assert "default: None" not in out and "(default: none)" not in out.lower()
+    assert "%%" not in out, f"{name} --help shows a %% escaped twice"
     if not subparsers(dict(every_parser())[name]):  # a group (datasets) lists its actions
         assert "\nexample:\n  ratelab " in out, f"{name} --help ends with no example"
     p = dict(every_parser())[name]

@@ -33,7 +33,7 @@ def add_input_options(p: argparse.ArgumentParser, what: str = "the file") -> Non
     g.add_argument("--time-format", metavar="FMT", default=None,
                    help=f"tables: how --time-col reads: {', '.join(TIME_FORMATS)} (epoch "
                         "seconds, milliseconds, microseconds, nanoseconds; ISO 8601) or a "
-                        "strftime form such as '%%d/%%b/%%Y:%%H:%%M:%%S %%z' (default: "
+                        "strftime form such as '%d/%b/%Y:%H:%M:%S %z' (default: "
                         "timestamps as such, numbers as epoch seconds, text as epoch seconds "
                         "or ISO 8601, whichever reads more rows)")
     g.add_argument("--key-col", metavar="COL[,COL...]", default=None,
