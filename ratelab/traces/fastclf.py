@@ -9,11 +9,12 @@ the time decompression alone takes (``ratelab bench ingest`` measures it):
    concatenated log reads whole) on a thread of its own, so that on two cores inflating and
    parsing overlap;
 2. a numba kernel splits each block into lines exactly as Python's text reader does (``\\n``,
-   ``\\r`` or ``\\r\\n``) and reads a line's host and time where the line is plainly well
-   formed;
+   ``\\r`` or ``\\r\\n``; eight bytes at a time) and reads a line's host and time where the
+   line is plainly well formed (the day and zone of the line before are reused when their
+   bytes repeat);
 3. the same kernel numbers hosts in order of first appearance in an open-addressing hash
-   table whose slots hold the first 16 bytes of each name (an IPv4 host is found in one
-   memory access).
+   table of 8-byte slots (the hash's high half and the id), each name's first 16 bytes kept
+   beside it by id (an IPv4 host is compared in two words).
 
 A line the kernel is not sure of — anything off the plain shape: a byte outside printable
 ASCII before the request, a field it does not expect, an impossible date or zone, a blank line
@@ -31,12 +32,18 @@ from pathlib import Path
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ..progress import bar
 from .loaders import GZIP_ERRORS, ZONE_MAX_MIN, LoadReport, _clf_parser, damaged
 
 BLOCK = 1 << 20
 """Compressed bytes read at a time (a block decompresses to about 8 MB of log)."""
+
+NO_REFCOUNTS = {"_nrt": False}
+"""numba's option to compile a function without reference counting, for the scan and the line
+parser: they allocate nothing, and counting references to the arrays handed to every small
+helper they call cost about a fifth of their time (two atomic operations per call)."""
 
 # Python's \\s on a latin-1 character, byte by byte: a tail after the bytes field must start
 # with one of these (the reference's ``(?:\\s.*)?$``).
@@ -107,30 +114,36 @@ def _line_end(b, i, n, final):
     return i, i + 2 if b[i + 1] == 10 else i + 1
 
 
-_ONES = np.uint64(0x0101010101010101)
-_HIGHS = np.uint64(0x8080808080808080)
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
 _LF = np.uint64(0x0A0A0A0A0A0A0A0A)
 _CR = np.uint64(0x0D0D0D0D0D0D0D0D)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@njit(cache=True, inline="always")
+def _zeros(v):
+    """0x80 in each byte of v that is zero, 0 in every other (exact: no carry between bytes)."""
+    return ~(((v & _LOW7) + _LOW7) | v | _LOW7)
 
 
 @njit(cache=True, inline="always")
 def _eol(b, w, i, n):
     """The first i' >= i with b[i'] a \n or \r, or n: eight bytes at a time (w is b seen as
-    little-endian uint64 words) where a word has neither."""
-    while i < n and i & 7:
-        c = b[i]
-        if c == 10 or c == 13:
-            return i
-        i += 1
+    little-endian uint64 words; the bytes of the first word before i are masked off)."""
     k = i >> 3
     nw = len(w)
-    while k < nw:
+    if k < nw:
         x = w[k]
-        a, c = x ^ _LF, x ^ _CR
-        if ((a - _ONES) & ~a & _HIGHS) | ((c - _ONES) & ~c & _HIGHS):
-            break
-        k += 1
-    i = max(i, k << 3)
+        m = (_zeros(x ^ _LF) | _zeros(x ^ _CR)) & (_ALL << np.uint64(8 * (i & 7)))
+        while m == 0:
+            k += 1
+            if k == nw:
+                break
+            x = w[k]
+            m = _zeros(x ^ _LF) | _zeros(x ^ _CR)
+        if m != 0:
+            return (k << 3) + (np.int64(trailing_zeros(m)) >> 3)
+        i = k << 3
     while i < n:
         c = b[i]
         if c == 10 or c == 13:
@@ -139,12 +152,32 @@ def _eol(b, w, i, n):
     return n
 
 
-@njit(cache=True)
-def _parse(b, w, s, n, final, months, space, zone_max):
+# The month of a stamp from its second and third letters (each pair is one month's only):
+# index ((c1 & 31) << 5) | (c2 & 31), value month + 1 (0: none). The three letters are then
+# checked against _MONTHS.
+_MONTH_OF = np.zeros(1024, dtype=np.int8)
+for _k in range(12):
+    _c1, _c2 = _MONTHS[3 * _k + 1], _MONTHS[3 * _k + 2]
+    _MONTH_OF[((int(_c1) & 31) << 5) | (int(_c2) & 31)] = _k + 1
+
+
+@njit(cache=True, inline="always")
+def _pack(b, i, n):
+    """The n bytes at b[i:i+n] (n <= 8) as one little-endian number."""
+    v = np.uint64(0)
+    for k in range(n):
+        v |= np.uint64(b[i + k]) << np.uint64(8 * k)
+    return v
+
+
+@njit(cache=True, **NO_REFCOUNTS)
+def _parse(b, w, s, n, final, months, space, zone_max, memo):
     """(what, time, host end, content end) for the CLF line starting at b[s].
 
     what is ACCEPT when the line is plainly well formed (then the rest is set), SLOW when
-    the reference parser must judge it, MORE when the block ends inside it.
+    the reference parser must judge it, MORE when the block ends inside it. memo holds the
+    last day and zone read (their bytes packed in two words, and the day's first second in
+    that zone), since a log's lines repeat them.
     """
     he = _token(b, s, n)  # host, ident, authuser: printable ASCII, one space after each
     if he == s or he >= n or b[he] != 32:
@@ -162,19 +195,24 @@ def _parse(b, w, s, n, final, months, space, zone_max):
             or b[p + 15] != 58 or b[p + 18] != 58 or b[p + 21] != 32 or b[p + 27] != 93 \
             or b[p + 28] != 32 or b[p + 29] != 34 or (b[p + 22] != 43 and b[p + 22] != 45):
         return SLOW, 0.0, -1, -1
-    d, y = _num(b, p + 1, 2), _num(b, p + 8, 4)
     hh, mi, ss = _num(b, p + 13, 2), _num(b, p + 16, 2), _num(b, p + 19, 2)
-    zh, zm = _num(b, p + 23, 2), _num(b, p + 25, 2)
-    mon = 0
-    for k in range(12):
-        if b[p + 4] == months[3 * k] and b[p + 5] == months[3 * k + 1] \
-                and b[p + 6] == months[3 * k + 2]:
-            mon = k + 1
-            break
-    if mon == 0 or d < 1 or y < 1 or hh < 0 or hh > 23 or mi < 0 or mi > 59 or ss < 0 \
-            or ss > 60 or zh < 0 or zm < 0 or zm > 59 or zh * 60 + zm > zone_max \
-            or d > _month_days(y, mon):
+    if hh < 0 or hh > 23 or mi < 0 or mi > 59 or ss < 0 or ss > 60:
         return SLOW, 0.0, -1, -1
+    day = _pack(b, p + 1, 8)  # dd/Mon/y
+    rest = _pack(b, p + 9, 3) | (_pack(b, p + 22, 5) << np.uint64(24))  # yyy, the zone
+    if day == np.uint64(memo[0]) and rest == np.uint64(memo[1]):
+        base = memo[2]
+    else:
+        d, y = _num(b, p + 1, 2), _num(b, p + 8, 4)
+        zh, zm = _num(b, p + 23, 2), _num(b, p + 25, 2)
+        mon = np.int64(_MONTH_OF[((b[p + 5] & 31) << 5) | (b[p + 6] & 31)])
+        if mon == 0 or b[p + 4] != months[3 * mon - 3] or b[p + 5] != months[3 * mon - 2] \
+                or b[p + 6] != months[3 * mon - 1] or d < 1 or y < 1 or zh < 0 or zm < 0 \
+                or zm > 59 or zh * 60 + zm > zone_max or d > _month_days(y, mon):
+            return SLOW, 0.0, -1, -1
+        off = (zh * 3600 + zm * 60) * (-1 if b[p + 22] == 45 else 1)
+        base = _days_from_civil(y, mon, d) * 86400 - off
+        memo[0], memo[1], memo[2] = np.int64(day), np.int64(rest), base
     # The prefix holds no line break (every byte of it was checked), so the line's content
     # ends at the first \n or \r after it.
     r = p + 30
@@ -209,100 +247,116 @@ def _parse(b, w, s, n, final, months, space, zone_max):
         q += 1
     if not ok:
         return SLOW, 0.0, -1, -1
-    off = (zh * 3600 + zm * 60) * (-1 if b[p + 22] == 45 else 1)
-    day = _days_from_civil(y, mon, d)
-    return ACCEPT, float(day * 86400 + hh * 3600 + mi * 60 + ss - off), he, e
+    return ACCEPT, float(base + hh * 3600 + mi * 60 + ss), he, e
+
+
+_K1 = np.uint64(0x9E3779B97F4A7C15)
+_K2 = np.uint64(0xC2B2AE3D27D4EB4F)
+_FNV = np.uint64(1099511628211)
 
 
 @njit(cache=True, inline="always")
-def _fnv(b, s, e):
-    """FNV-1a, 64 bits, of b[s:e]."""
-    h = np.uint64(14695981039346656037)
-    for i in range(s, e):
-        h = (h ^ np.uint64(b[i])) * np.uint64(1099511628211)
-    return h
+def _key(b, s, e):
+    """(first 8 bytes, next 8 bytes, hash) of the name b[s:e]: the bytes as little-endian
+    numbers, 0-padded; the hash mixes them, the size and (FNV-1a) any bytes past 16."""
+    size = e - s
+    lo = _pack(b, s, min(size, 8))
+    hi = _pack(b, s + 8, min(size, 16) - 8) if size > 8 else np.uint64(0)
+    h = np.uint64(size)
+    for i in range(s + 16, e):
+        h = (h ^ np.uint64(b[i])) * _FNV
+    h ^= (lo * _K1) ^ ((hi ^ (hi >> np.uint64(29))) * _K2)
+    h ^= h >> np.uint64(32)
+    h *= _K1
+    return lo, hi, h ^ (h >> np.uint64(29))
+
+
+ENT = 3
+"""int64 words per name in the table's entries (by id): its first 8 bytes and its next 8
+(0-padded, so that a host of up to 16 bytes, an IPv4 address, is compared in two words),
+and where it starts in the name bytes << 32 | its size."""
+
+_LOW32 = np.int64(0xFFFFFFFF)
 
 
 @njit(cache=True, inline="always")
-def _word(b, s, e):
-    """Up to 8 bytes of b from s (not past e) as one little-endian number, 0-padded."""
-    w = np.uint64(0)
-    for i in range(min(8, e - s)):
-        w |= np.uint64(b[s + i]) << np.uint64(8 * i)
-    return w
-
-
-SLOT = 4
-"""int64 words per slot of the name table: id + 1 and size, offset of the name, its first 16
-bytes (so that a host of up to 16 bytes, an IPv4 address, is found in one memory access)."""
-
-
-@njit(cache=True, inline="always")
-def _intern(b, s, e, slots, names, count, used):
+def _intern(b, s, e, slots, ents, names, count, used):
     """(id, count, used): the id of the name b[s:e] in the name table, added when new.
 
-    The table: slots (SLOT words each, open addressing, kept at most half full: word 0 is
-    id + 1 (0 when free) plus the size << 32, word 1 where the name starts in names, words 2
-    and 3 its first 16 bytes), names (every name's bytes one after another, `used` of them),
-    count (ids given). The caller makes sure there is room (:func:`_room`).
+    The table: slots (a power of two of them, open addressing, kept at most half full: the
+    hash's high 32 bits << 32 | id + 1, 0 when free), ents (ENT words per id), names (every
+    name's bytes one after another, `used` of them), count (ids given). Slots are 8 bytes so
+    that the table of a log's hosts stays in cache. The caller makes sure there is room
+    (:func:`_room`).
     """
     size = e - s
-    w2 = _word(b, s, e)
-    w3 = _word(b, s + 8, e) if size > 8 else np.uint64(0)
-    mask = np.uint64(len(slots) // SLOT - 1)
-    j = (_fnv(b, s, e) & mask) * np.uint64(SLOT)
-    head = np.int64(size) << 32
+    lo, hi, h = _key(b, s, e)
+    wrap = len(slots) - 1
+    tag = np.int64(h >> np.uint64(32)) << 32
+    j = np.int64(h & np.uint64(wrap))
     while True:
-        w0 = slots[j]
-        if w0 == 0:
+        v = slots[j]
+        if v == 0:
             break
-        if (w0 >> 32) == size and np.uint64(slots[j + 2]) == w2 and np.uint64(slots[j + 3]) == w3:
-            same = True
-            a = slots[j + 1]
-            for i in range(16, size):
-                if names[a + i] != b[s + i]:
-                    same = False
-                    break
-            if same:
-                return (w0 & 0xFFFFFFFF) - 1, count, used
-        j = (j + np.uint64(SLOT)) & (mask * np.uint64(SLOT) + np.uint64(SLOT - 1))
-    names[used:used + size] = b[s:e]
-    slots[j] = head | (count + 1)
-    slots[j + 1] = used
-    slots[j + 2] = np.int64(w2)
-    slots[j + 3] = np.int64(w3)
+        if (v & ~_LOW32) == tag:
+            k = (v & _LOW32) - 1
+            x = ents[ENT * k + 2]
+            if (x & _LOW32) == size and np.uint64(ents[ENT * k]) == lo \
+                    and np.uint64(ents[ENT * k + 1]) == hi:
+                same = True
+                a = x >> 32
+                for i in range(16, size):
+                    if names[a + i] != b[s + i]:
+                        same = False
+                        break
+                if same:
+                    return k, count, used
+        j = (j + 1) & wrap
+    slots[j] = tag | (count + 1)
+    ents[ENT * count] = np.int64(lo)
+    ents[ENT * count + 1] = np.int64(hi)
+    ents[ENT * count + 2] = (np.int64(used) << 32) | size
+    for i in range(size):  # a loop: a slice copy would need numba's reference counting
+        names[used + i] = b[s + i]
     return count, count + 1, used + size
 
 
 @njit(cache=True, inline="always")
-def _room(size, slots, names, count, used) -> bool:
+def _room(size, slots, ents, names, count, used) -> bool:
     """Whether the name table has room for one more name of `size` bytes."""
-    return 2 * (count + 1) * SLOT <= len(slots) and used + size <= len(names)
+    return 2 * (count + 1) <= len(slots) and ENT * (count + 1) <= len(ents) \
+        and used + size <= len(names)
 
 
 @njit(cache=True)
-def _grown(size, slots, names, count, used):
-    """(slots, names) with room for a name of `size` bytes: twice the slots, rehashed, and
-    twice the name bytes (or more)."""
-    grown = np.zeros(2 * len(slots), np.int64)
-    mask = np.uint64(len(grown) // SLOT - 1)
-    for j in range(0, len(slots), SLOT):
-        if slots[j] != 0:
-            a = slots[j + 1]
-            k = (_fnv(names, a, a + (slots[j] >> 32)) & mask) * np.uint64(SLOT)
-            while grown[k] != 0:
-                k = (k + np.uint64(SLOT)) & (mask * np.uint64(SLOT) + np.uint64(SLOT - 1))
-            grown[k:k + SLOT] = slots[j:j + SLOT]
-    bigger = names
+def _grown(size, slots, ents, names, count, used):
+    """(slots, ents, names) with room for a name of `size` bytes: twice the slots, rehashed,
+    and twice the entries and name bytes (or more) where they are short."""
+    if 2 * (count + 1) > len(slots):
+        slots = np.zeros(2 * len(slots), np.int64)
+        wrap = len(slots) - 1
+        for k in range(count):
+            x = ents[ENT * k + 2]
+            a = x >> 32
+            h = _key(names, a, a + (x & _LOW32))[2]
+            j = np.int64(h & np.uint64(wrap))
+            while slots[j] != 0:
+                j = (j + 1) & wrap
+            slots[j] = (np.int64(h >> np.uint64(32)) << 32) | (k + 1)
+    if ENT * (count + 1) > len(ents):
+        bigger = np.empty(2 * len(ents), np.int64)
+        bigger[:ENT * count] = ents[:ENT * count]
+        ents = bigger
     if used + size > len(names):
-        bigger = np.empty(max(2 * len(names), used + size), np.uint8)
-        bigger[:used] = names[:used]
-    return grown, bigger
+        bigger8 = np.empty(max(2 * len(names), used + size), np.uint8)
+        bigger8[:used] = names[:used]
+        names = bigger8
+    return slots, ents, names
 
 
-@njit(cache=True, nogil=True)
-def _scan(b, w, pos, final, line_no, months, space, zone_max, kind, times, keys, lines,
-          slow_start, slow_end, slots, names, count, used):
+@njit(cache=True, nogil=True, **NO_REFCOUNTS)
+def _scan(b, w, pos, final, line_no, months, space, zone_max, memo, kind, times, keys, lines,
+          slow_start, slow_end, slots, ents, names, count, used):
     """Read the lines of b from pos until b ends, only an unfinished line is left (unless
     `final`), the output arrays are full, or the name table needs to grow.
 
@@ -318,10 +372,10 @@ def _scan(b, w, pos, final, line_no, months, space, zone_max, kind, times, keys,
     k = 0
     ns = 0
     while k < cap and pos < n:
-        what, t, he, te = _parse(b, w, pos, n, final, months, space, zone_max)
+        what, t, he, te = _parse(b, w, pos, n, final, months, space, zone_max, memo)
         if what == MORE:
             break
-        if what == ACCEPT and not _room(he - pos, slots, names, count, used):
+        if what == ACCEPT and not _room(he - pos, slots, ents, names, count, used):
             return pos, k, ns, line_no, count, used, he - pos
         e, nxt = _line_end(b, te if what == ACCEPT else pos, n, final)
         if e < 0:
@@ -331,7 +385,7 @@ def _scan(b, w, pos, final, line_no, months, space, zone_max, kind, times, keys,
         if what == ACCEPT:
             kind[k] = 1
             times[k] = t
-            keys[k], count, used = _intern(b, pos, he, slots, names, count, used)
+            keys[k], count, used = _intern(b, pos, he, slots, ents, names, count, used)
         else:
             kind[k] = 0
             slow_start[ns] = pos
@@ -345,16 +399,17 @@ def _scan(b, w, pos, final, line_no, months, space, zone_max, kind, times, keys,
 
 
 @njit(cache=True)
-def _intern_one(b, slots, names, count, used):
+def _intern_one(b, slots, ents, names, count, used):
     """_intern for a whole name (a host the reference parser read); room must be made."""
-    return _intern(b, 0, len(b), slots, names, count, used)
+    return _intern(b, 0, len(b), slots, ents, names, count, used)
 
 
 class _Names:
     """The name table of a read: numbers hosts in order of first appearance."""
 
     def __init__(self) -> None:
-        self.slots = np.zeros(SLOT << 12, np.int64)
+        self.slots = np.zeros(1 << 12, np.int64)
+        self.ents = np.empty(ENT << 11, np.int64)
         self.names = np.empty(1 << 16, np.uint8)
         self.count = 0
         self.used = 0
@@ -363,25 +418,23 @@ class _Names:
         """The id of `name`, added when new."""
         b = np.frombuffer(name.encode("latin-1"), np.uint8)
         self.make_room(len(b))
-        k, self.count, self.used = _intern_one(b, self.slots, self.names, self.count,
-                                               self.used)
+        k, self.count, self.used = _intern_one(b, self.slots, self.ents, self.names,
+                                               self.count, self.used)
         return int(k)
 
     def make_room(self, size: int) -> None:
         """Grow the table until a name of `size` bytes fits."""
-        while not (2 * (self.count + 1) * SLOT <= len(self.slots)
+        while not (2 * (self.count + 1) <= len(self.slots)
+                   and ENT * (self.count + 1) <= len(self.ents)
                    and self.used + size <= len(self.names)):
-            self.slots, self.names = _grown(size, self.slots, self.names, self.count,
-                                            self.used)
+            self.slots, self.ents, self.names = _grown(size, self.slots, self.ents,
+                                                       self.names, self.count, self.used)
 
     def to_list(self) -> list[str]:
         """Every name, by id."""
-        live = self.slots.reshape(-1, SLOT)
-        live = live[live[:, 0] != 0]
-        ids = (live[:, 0] & 0xFFFFFFFF) - 1
-        order = np.argsort(ids)
-        start, size = live[order, 1].tolist(), (live[order, 0] >> 32).tolist()
-        raw = self.names.tobytes()
+        x = self.ents[:ENT * self.count].reshape(-1, ENT)[:, 2]
+        start, size = (x >> 32).tolist(), (x & 0xFFFFFFFF).tolist()
+        raw = self.names[:self.used].tobytes()
         return [raw[a:a + z].decode("latin-1") for a, z in zip(start, size)]
 
 
@@ -471,7 +524,8 @@ def read_clf(path: Path, report: LoadReport, max_examples: int, progress: bool):
     parse = _clf_parser()
     table = _Names()
     out = (np.empty(CAP, np.int8), np.empty(CAP, np.float64), np.empty(CAP, np.int32),
-           np.empty(CAP, np.int64), np.empty(CAP, np.int64), np.empty(CAP, np.int64))
+           np.empty(CAP, np.int64), np.empty(CAP, np.int64), np.empty(CAP, np.int64),
+           np.full(3, -1, np.int64))  # the last day and zone read (see _parse)
     times, keys, line_nos = [], [], []
     line_no = 0
     carry = b""
@@ -480,19 +534,22 @@ def read_clf(path: Path, report: LoadReport, max_examples: int, progress: bool):
         while True:
             block = next(blocks, None)
             final = block is None
+            # (bytes, where to start): the unfinished line joined with the start of this
+            # block, then the rest of the block where it is (not copied)
             if final:
-                parts = [carry]
+                parts = [(carry, 0)]
             elif carry:
-                # the unfinished line joined with the start of this block, then the rest
                 cut = _first_end(block)
-                parts = [carry + block[:cut], block[cut:]] if cut >= 0 else [carry + block]
+                parts = ([(carry + block[:cut], 0), (block, cut)] if cut >= 0
+                         else [(carry + block, 0)])
             else:
-                parts = [block]
+                parts = [(block, 0)]
             carry = b""
-            for i, data in enumerate(parts):
-                data = carry + data if i else data
-                line_no, used = _scan_all(data, final and i == len(parts) - 1, line_no,
-                                          out, table, parse, report, max_examples,
+            for i, (data, start) in enumerate(parts):
+                if i and carry:  # the first part ended in a \r that a \n may follow
+                    data, start = carry + data[start:], 0
+                line_no, used = _scan_all(data, start, final and i == len(parts) - 1,
+                                          line_no, out, table, parse, report, max_examples,
                                           times, keys, line_nos)
                 carry = data[used:]
             if final:
@@ -519,17 +576,19 @@ def _first_end(block: bytes) -> int:
     return i + 2 if block[i + 1] == 10 else i + 1
 
 
-def _scan_all(data: bytes, final: bool, line_no: int, out, table: _Names, parse,
+def _scan_all(data: bytes, start: int, final: bool, line_no: int, out, table: _Names, parse,
               report: LoadReport, max_examples: int, times, keys, line_nos):
-    """Scan `data` with the kernel as far as whole lines go; returns (line number, bytes used)."""
+    """Scan `data` from `start` with the kernel as far as whole lines go; returns (line
+    number, where the bytes not used start)."""
     buf = np.frombuffer(data, dtype=np.uint8)
     words = np.frombuffer(data, dtype="<u8", count=len(data) // 8)
-    kind, t, key, ln, s0, s1 = out
-    pos = 0
+    kind, t, key, ln, s0, s1, memo = out
+    pos = start
     while pos < len(buf):
         pos, k, ns, line_no, table.count, table.used, full = _scan(
-            buf, words, pos, final, line_no, _MONTHS, _SPACE, ZONE_MAX_MIN, kind, t, key, ln, s0,
-            s1, table.slots, table.names, table.count, table.used)
+            buf, words, pos, final, line_no, _MONTHS, _SPACE, ZONE_MAX_MIN, memo, kind, t, key,
+            ln, s0, s1, table.slots, table.ents, table.names, table.count,
+            table.used)
         if full >= 0:
             table.make_room(full)
         if k == 0:

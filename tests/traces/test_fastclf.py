@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import warnings
+from datetime import datetime
 
 import numpy as np
 import pytest
@@ -179,3 +180,25 @@ def test_truncated_and_damaged_gzip_name_the_file(tmp_path, engine):
     bad.write_bytes(whole[:20] + bytes(200) + whole[220:])
     with pytest.raises(ValueError, match=r"bad\.log\.gz: damaged gzip file"):
         load_log(bad, "clf", engine=engine, progress=False)
+
+
+def test_a_stamp_read_again_only_when_its_day_and_zone_bytes_repeat(tmp_path):
+    """The reader reuses the day and zone of the line before only when their bytes are the
+    same: lines that differ from the one before in the year's last digits, the day, the
+    month or the zone alone are each read afresh, and a bad hour on a repeated day is bad."""
+    stamps = ["01/Jul/1995:00:00:01 -0400", "01/Jul/1995:00:00:02 -0400",
+              "01/Jul/1996:00:00:02 -0400", "01/Jul/1996:00:00:02 +0130",
+              "02/Jul/1996:00:00:02 +0130", "02/Aug/1996:23:59:59 +0130",
+              "02/Aug/1996:24:00:00 +0130", "02/Aug/1996:23:59:60 +0130",
+              "02/Aug/1996:23:59:59 +0099", "02/Aug/2096:23:59:59 +0130"]
+    lines = [GOOD.replace("01/Jul/1995:00:00:01 -0400", s) for s in stamps]
+    path = tmp_path / "days.log"
+    path.write_bytes("\n".join(lines).encode())
+    fast, ref = both(path, max_examples=10)
+    assert_same(fast, ref)
+    good = [s for s in stamps if "24:00" not in s and "+0099" not in s]
+    # a leap second (:60) is the second after :59
+    expect = [datetime.strptime(s.replace(":60 ", ":59 "), "%d/%b/%Y:%H:%M:%S %z").timestamp()
+              + (":60 " in s) for s in good]
+    np.testing.assert_array_equal(fast.time, sorted(expect))
+    assert fast.meta["report"].malformed == 2
