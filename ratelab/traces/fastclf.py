@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 from numba import njit
+from numba.core.cpu import CPUTargetOptions
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ..progress import bar
@@ -40,10 +41,12 @@ from .loaders import GZIP_ERRORS, ZONE_MAX_MIN, LoadReport, _clf_parser, damaged
 BLOCK = 1 << 20
 """Compressed bytes read at a time (a block decompresses to about 8 MB of log)."""
 
-NO_REFCOUNTS = {"_nrt": False}
+NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
 """numba's option to compile a function without reference counting, for the scan and the line
 parser: they allocate nothing, and counting references to the arrays handed to every small
-helper they call cost about a fifth of their time (two atomic operations per call)."""
+helper they call cost about a fifth of their time (two atomic operations per call). The
+option is numba's own but not public: where a numba version lacks it, the same functions
+compile with reference counting, only slower."""
 
 # Python's \\s on a latin-1 character, byte by byte: a tail after the bytes field must start
 # with one of these (the reference's ``(?:\\s.*)?$``).
