@@ -5,6 +5,7 @@ cell where the reader writes a number into a variable that starts as ``None``, a
 that measures the answer with the suite's own code and reveals it:
 
     >>> guess_first_second = None   # your number: requests passed in the first second
+    >>> measured = 14               # the next cell computes this with the suite's code
     >>> reveal(guess_first_second, measured, unit="requests")
     no prediction written (put a number in the cell above and run both again): measured 14 requests
 
