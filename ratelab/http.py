@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from .limiters.base import Decision, whole
+from .limiters.clock import TICKS_PER_S, to_ticks
 
 STATUSES = (429, 503)
 
@@ -117,10 +118,17 @@ class Response:
 
 
 def whole_seconds(seconds: float) -> int:
-    """`seconds` rounded up to a whole second (never early), at least 0."""
+    """`seconds` rounded up to a whole second (never early), at least 0.
+
+    Counted on the limiters' grid of whole microseconds (:func:`~ratelab.limiters.clock.to_ticks`):
+    a limiter's wait ends on a tick, and the float that carries it — or the instant
+    ``now + wait`` at Unix times — can lie a fraction of a tick past it (1.0000002 for 1 s).
+    Rounding up that float would tell the client a whole second too many; rounding up its tick
+    does not, and is never early on the grid the limiter decides on.
+    """
     if not math.isfinite(seconds):
         raise ValueError(f"seconds must be finite, got {seconds!r}")
-    return max(0, math.ceil(seconds - 1e-9))
+    return max(0, -(-to_ticks(seconds) // TICKS_PER_S))
 
 
 def respond(decision: Decision | Sequence[tuple[Policy, Decision]], policy: Policy | None = None,
@@ -152,7 +160,7 @@ def respond(decision: Decision | Sequence[tuple[Policy, Decision]], policy: Poli
         headers["X-RateLimit-Limit"] = str(p.quota)
         headers["X-RateLimit-Remaining"] = str(max(0, d.remaining))
         if math.isfinite(d.reset_after):
-            headers["X-RateLimit-Reset"] = str(math.ceil(epoch_s + now + d.reset_after - 1e-9))
+            headers["X-RateLimit-Reset"] = str(whole_seconds(epoch_s + now + d.reset_after))
     status = 200 if allowed else next(p.status for p, d in pairs if not d.allowed)
     return Response(status, headers)
 
