@@ -1,6 +1,7 @@
 """ratelab.http: responses from Decisions, and parsers that read back what was sent."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -180,6 +181,12 @@ policies = st.builds(Policy, name=names, quota=st.integers(0, 10**6),
                      partition=st.one_of(st.none(), st.binary(min_size=1, max_size=16)))
 
 
+def on_the_grid(wait: float) -> int:
+    """A wait in whole seconds, exactly: to the nearest microsecond (half to even), then up."""
+    ticks = round(Fraction(wait) * 10**6)
+    return max(0, -(-ticks // 10**6))
+
+
 @given(st.lists(st.tuples(policies, decisions), min_size=1, max_size=3),
        st.floats(0, 1e6), st.integers(0, 2 * 10**9))
 def test_a_client_reads_back_what_the_server_sent(pairs, now, epoch_s):
@@ -190,12 +197,11 @@ def test_a_client_reads_back_what_the_server_sent(pairs, now, epoch_s):
     assert view.policies == tuple(PolicyItem(p.name, p.quota, p.window_s, p.unit, p.partition)
                                   for p, _ in pairs)
     waits = [d.reset_after if d.allowed else d.retry_after for _, d in pairs]  # see below
-    assert view.limits == tuple(LimitItem(p.name, d.remaining, math.ceil(w - 1e-9)
-                                          if w > 1e-9 else 0, p.partition)
+    assert view.limits == tuple(LimitItem(p.name, d.remaining, on_the_grid(w), p.partition)
                                 for (p, d), w in zip(pairs, waits))
     refusals = [d.retry_after for _, d in pairs if not d.allowed]
-    if refusals:
-        assert view.retry_after_s >= max(refusals) - 1e-9  # never early
+    if refusals:  # never early, on the limiters' grid of whole microseconds
+        assert view.retry_after_s >= max(refusals) - 0.5e-6
         assert view.retry_after_s < max(refusals) + 1
     else:
         assert view.retry_after_s is None
