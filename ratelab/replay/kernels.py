@@ -57,7 +57,7 @@ def _compile_with_kernels(*functions) -> None:
 
 
 _compile_with_kernels(
-    clock.to_ticks, clock.to_ticks_near, clock.seconds_until, clock.within_tie,
+    clock.to_ticks, clock.to_ticks_near, clock.seconds_until,
     clock.ticks_to_pass, clock.tie_amount, base.whole_below,
     tb.refill, tb.ticks_short, tb.passes, tb.wait_ticks, tb.step,
     lb.level_at, lb.ticks_over, lb.passes, lb.wait_ticks, lb.step,
