@@ -49,4 +49,5 @@ $(VENV)/.site-stamp: $(LAB_STAMP)
 	@touch $@
 
 site: $(VENV)/.site-stamp
-	$(BIN)/jupyter-book build . --config site/_config.yml --toc site/_toc.yml --path-output build/site
+	$(BIN)/python site/configure.py build/site/_config.yml
+	$(BIN)/jupyter-book build . --config build/site/_config.yml --toc site/_toc.yml --path-output build/site

@@ -11,6 +11,7 @@ RATELAB_REQUIRE_SERVICES=1.
 from __future__ import annotations
 
 import html.parser
+import os
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.site
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "site"
+REPOSITORY = "https://github.com/someone/ratelab-fork"  # a clone's address, as a fork has it
 
 
 def notebooks() -> list[Path]:
@@ -45,9 +47,13 @@ def site(tmp_path_factory) -> Path:
                         "(pip install -e '.[site]')")
         pytest.skip("jupyter-book is not installed (pip install -e '.[site]')")
     out = tmp_path_factory.mktemp("site")
+    config = out / "_config.yml"  # as `make site` writes it, for a clone of REPOSITORY
+    env = {**os.environ, "RATELAB_REPOSITORY_URL": REPOSITORY}
+    subprocess.run([sys.executable, str(ROOT / "site" / "configure.py"), str(config)],
+                   env=env, check=True, capture_output=True)
     start = time.monotonic()
     run = subprocess.run(
-        [str(jb), "build", str(ROOT), "--config", str(ROOT / "site" / "_config.yml"),
+        [str(jb), "build", str(ROOT), "--config", str(config),
          "--toc", str(ROOT / "site" / "_toc.yml"), "--path-output", str(out)],
         capture_output=True, text=True, timeout=1200)
     print(f"site built in {time.monotonic() - start:.0f} s")
@@ -118,7 +124,48 @@ def test_search_and_binder_are_configured(site):
     assert config["execute"]["execute_notebooks"] == "off"
     assert config["launch_buttons"]["binderhub_url"] == "https://mybinder.org"
     assert "redis-server" in (ROOT / "apt.txt").read_text().split()
-    assert "mybinder.org" in (site / "notebooks" / "04-live-limiter.html").read_text()
+    page = (site / "notebooks" / "04-live-limiter.html").read_text()
+    assert "mybinder.org/v2/gh/someone/ratelab-fork/main" in page  # Binder launches this clone
+    assert f'href="{REPOSITORY}"' in page
+
+
+def test_the_site_links_only_to_a_repository_it_knows(tmp_path, monkeypatch):
+    """No address is made up: a GitHub origin in any spelling, the variable, or no buttons."""
+    sys.path.insert(0, str(ROOT / "site"))
+    try:
+        import configure
+    finally:
+        sys.path.remove(str(ROOT / "site"))
+    base = yaml.safe_load((ROOT / "site" / "_config.yml").read_text())
+    assert "url" not in base.get("repository", {}), "the committed configuration names no address"
+    for remote in ("https://github.com/a/b.git", "git@github.com:a/b.git",
+                   "ssh://git@github.com/a/b", "https://github.com/a/b/"):
+        assert configure.github_url(remote) == "https://github.com/a/b", remote
+    for remote in ("/srv/git/ratelab", "https://gitlab.com/a/b", "git@github.com:a"):
+        assert configure.github_url(remote) is None, remote
+    without = configure.configure(base, None)
+    assert "repository" not in without and "launch_buttons" not in without
+    assert without["html"]["use_repository_button"] is False
+    with_url = configure.configure(base, "https://github.com/a/b")
+    assert with_url["repository"]["url"] == "https://github.com/a/b"
+    assert with_url["launch_buttons"]["binderhub_url"] == "https://mybinder.org"
+
+    monkeypatch.delenv("RATELAB_REPOSITORY_URL", raising=False)
+    clone = tmp_path / "clone"  # a clone with a local origin builds without the buttons
+    subprocess.run(["git", "init", "-q", str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "remote", "add", "origin", "/srv/git/ratelab"],
+                   check=True)
+    assert configure.repository_url(clone) is None
+    subprocess.run(["git", "-C", str(clone), "remote", "set-url", "origin",
+                    "git@github.com:someone/ratelab.git"], check=True)
+    assert configure.repository_url(clone) == "https://github.com/someone/ratelab"
+    env = {k: v for k, v in os.environ.items() if k != "RATELAB_REPOSITORY_URL"}
+    run = subprocess.run([sys.executable, str(ROOT / "site" / "configure.py"),
+                          str(tmp_path / "c.yml")],
+                         env={**env, "RATELAB_REPOSITORY_URL": "github.com/a/b"},
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and "RATELAB_REPOSITORY_URL" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
 
 
 def test_a_page_shows_a_figure_in_chromium(site):
