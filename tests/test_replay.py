@@ -339,6 +339,22 @@ def test_engines_agree_at_huge_times_and_both_refuse_beyond_int64_ticks(name, pa
             replay(lim, trace, engine=engine, progress=False)
 
 
+@pytest.mark.parametrize("times, bad", [([-5e12, -4e12, 1.0, 5e12], "-5000000000000.0"),
+                                        ([1.0, 4.7e12, 5e12, 6e12], "4700000000000.0"),
+                                        ([-6e12, -5e12, 2.0], "-6000000000000.0")])
+@pytest.mark.parametrize("name", ["token-bucket", "fixed-window", "gcra", "nginx"])
+def test_both_engines_refuse_the_first_time_beyond_int64_ticks(name, times, bad):
+    """The compiled engine reads only a trace's ends (its times are sorted) and bisects for
+    the first time beyond the bound: the error names the request the reference stops at."""
+    lim = make(name, **{"token-bucket": {"rate": 1, "capacity": 5}, "fixed-window":
+                        {"limit": 5, "window": 1}, "gcra": {"rate": 1, "burst": 4},
+                        "nginx": {"rate": 1, "burst": 4}}[name])
+    trace = Trace(np.array(times), np.zeros(len(times), dtype=np.int32))
+    for engine in ("compiled", "reference"):
+        with pytest.raises(ValueError, match=rf"now={bad} is beyond"):
+            replay(lim, trace, engine=engine, progress=False)
+
+
 def test_progress_bar_appears_only_when_asked(capsys):
     trace = Trace(np.arange(5000, dtype=float), np.zeros(5000, dtype=np.int32))
     import ratelab.replay.core as core

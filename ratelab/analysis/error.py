@@ -298,24 +298,24 @@ def analyse_sources(time: np.ndarray, starts: np.ndarray, limit: float, window: 
     """The tally of sources given as concatenated sorted times and their `starts`."""
     limit = positive("limit", limit)
     window = positive("window", window)
-    time = np.ascontiguousarray(time, dtype=np.float64)
+    ticks = kernels.as_ticks(time)
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     n_src = len(starts) - 1
     tally = ErrorTally(limit, window, modes, sources=n_src)
     # the estimate pass writes the peaks as it goes; without it first, count them up front
     wt = window_ticks(window)
-    peak = kernels.peak_counts(time, starts, wt) if modes[0] != "estimate" else None
+    peak = kernels.peak_counts(ticks, starts, wt) if modes[0] != "estimate" else None
     for m in modes:
         t = tally.per_mode[m]
         crej = np.zeros(n_src, np.int64)
         erej = np.zeros(n_src, np.int64)
         if m == "estimate":
             est_peak = np.zeros(n_src, np.int64)
-            kernels.estimate_pass(time, starts, limit, wt, t.counts, t.relsum, t.hist,
+            kernels.estimate_pass(ticks, starts, limit, wt, t.counts, t.relsum, t.hist,
                                   est_peak, crej, erej)
             peak = est_peak if peak is None else peak
         else:
-            kernels.admission_pass(time, starts, limit, wt, t.counts, t.relsum, t.hist,
+            kernels.admission_pass(ticks, starts, limit, wt, t.counts, t.relsum, t.hist,
                                    crej, erej)
         over = peak > limit
         limited = crej > 0
@@ -347,7 +347,7 @@ def analyse_groups(time: np.ndarray, starts: np.ndarray, labels: np.ndarray, lim
     """
     window = positive("window", window)
     labels = np.asarray(labels)
-    peak = kernels.peak_counts(np.ascontiguousarray(time, dtype=np.float64),
+    peak = kernels.peak_counts(kernels.as_ticks(time),
                                np.ascontiguousarray(starts, dtype=np.int64),
                                window_ticks(window))
     groups = [(lab, labels == lab) for lab in np.unique(labels)]
@@ -382,7 +382,7 @@ def peak_per_source(trace, window: float) -> "pd.Series":  # noqa: F821
 
     window = positive("window", window)
     time, starts, keys = by_source(trace)
-    peak = kernels.peak_counts(time, starts, window_ticks(window))
+    peak = kernels.peak_counts(kernels.as_ticks(time), starts, window_ticks(window))
     return pd.Series(peak, index=[trace.name_of(k) for k in keys], name="peak")
 
 

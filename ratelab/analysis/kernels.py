@@ -6,7 +6,9 @@ sources) marking where each source begins. Each kernel walks one source at a tim
 
 Both limiters call the reference's own scalar functions (compiled here), in the same order, so
 the decisions are the reference's to the last bit; times are whole microseconds (ticks,
-``ratelab.limiters.clock.to_ticks``) and ``window`` is in ticks:
+``ratelab.limiters.clock.to_ticks``), converted once for all sources by :func:`as_ticks` (the
+replay's vectorised pass: converting inside the loops, twice for the trailing window's edge,
+made the passes about a third slower than with float seconds), and ``window`` is in ticks:
 
 * sliding log: the trailing window is (t - W, t]; an entry leaves when
   ``sliding_log.has_left(entry, t, W)`` (t - entry >= W); a request passes when
@@ -30,12 +32,12 @@ from ..limiters import clock
 from ..limiters import fixed_window as fw
 from ..limiters import sliding_counter as sc
 from ..limiters import sliding_log as sl
+from ..replay.kernels import ticks_of
 
 watch_limiters()
-for _fn in (clock.to_ticks, clock.to_ticks_near, fw.index_of, fw.index_near, sl.has_left,
-            sc.roll, sc.weight):
+for _fn in (fw.index_of, fw.index_near, sl.has_left, sc.roll, sc.weight):
     register_jitable(_fn)
-to_ticks, to_ticks_near, MAX_TICKS = clock.to_ticks, clock.to_ticks_near, clock.MAX_TICKS
+MAX_TICKS = clock.MAX_TICKS
 NO_WINDOW = -(2 ** 62)  # the window number before a source's first request
 
 # Relative-error histogram: bin 0 holds exact estimates (error 0); bins 1..N_LOG_BINS cover
@@ -64,6 +66,14 @@ def _bin(rel):
     return b
 
 
+def as_ticks(time: np.ndarray) -> np.ndarray:
+    """``to_ticks`` of every time (float seconds), as the int64 ticks the passes take."""
+    time = np.ascontiguousarray(time, dtype=np.float64)
+    ticks = np.empty(len(time), dtype=np.int64)
+    ticks_of(time, ticks)
+    return ticks
+
+
 def bin_edges() -> np.ndarray:
     """Lower edges of the histogram bins (bin 0, exact, has lower edge 0)."""
     upper = 10.0 ** (LOG_LO + np.arange(N_LOG_BINS) / BINS_PER_DECADE)
@@ -71,7 +81,7 @@ def bin_edges() -> np.ndarray:
 
 
 @njit(cache=True)
-def estimate_pass(time, starts, limit, window, counts, relsum, hist, peak, counter_rej,
+def estimate_pass(ticks, starts, limit, window, counts, relsum, hist, peak, counter_rej,
                   exact_rej):
     """Estimate mode: every request counts in both the exact window and the counter.
 
@@ -88,15 +98,14 @@ def estimate_pass(time, starts, limit, window, counts, relsum, hist, peak, count
         lo = a
         kc = NO_WINDOW
         k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
-        second, second_s = 0, np.nan  # its whole second (to_ticks_near)
         prev = 0.0
         cur = 0.0
         pk = 0
         crej = 0
         erej = 0
         for i in range(a, b):
-            t, second, second_s = to_ticks_near(time[i], second, second_s)
-            while sl.has_left(to_ticks(time[lo]), t, window):
+            t = ticks[i]
+            while sl.has_left(ticks[lo], t, window):
                 lo += 1
             exact = i - lo + 1
             k, start = fw.index_near(t, window, k, start)
@@ -131,7 +140,7 @@ def estimate_pass(time, starts, limit, window, counts, relsum, hist, peak, count
 
 
 @njit(cache=True)
-def admission_pass(time, starts, limit, window, counts, relsum, hist, counter_rej, exact_rej):
+def admission_pass(ticks, starts, limit, window, counts, relsum, hist, counter_rej, exact_rej):
     """Admission mode: a sliding log and a counter, each counting only what it admitted.
 
     The two run independently on the same requests and their decisions are compared. The
@@ -156,13 +165,12 @@ def admission_pass(time, starts, limit, window, counts, relsum, hist, counter_re
         cn = 0
         kc = NO_WINDOW
         k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
-        second, second_s = 0, np.nan  # its whole second (to_ticks_near)
         prev = 0.0
         cur = 0.0
         crej = 0
         erej = 0
         for i in range(a, b):
-            t, second, second_s = to_ticks_near(time[i], second, second_s)
+            t = ticks[i]
             while lh < ln and sl.has_left(log[lh], t, window):
                 lh += 1
             e_ok = (ln - lh) + 1.0 <= limit
@@ -203,8 +211,9 @@ def admission_pass(time, starts, limit, window, counts, relsum, hist, counter_re
 
 
 @njit(cache=True)
-def peak_counts(time, starts, window):
-    """Per source, the most of its requests in any trailing window (t - W, t] (W in ticks)."""
+def peak_counts(ticks, starts, window):
+    """Per source, the most of its requests in any trailing window (t - W, t] (times and W in
+    ticks)."""
     n_src = len(starts) - 1
     peak = np.zeros(n_src, np.int64)
     for s in range(n_src):
@@ -212,8 +221,8 @@ def peak_counts(time, starts, window):
         lo = a
         pk = 0
         for i in range(a, starts[s + 1]):
-            t = to_ticks(time[i])
-            while sl.has_left(to_ticks(time[lo]), t, window):
+            t = ticks[i]
+            while sl.has_left(ticks[lo], t, window):
                 lo += 1
             if i - lo + 1 > pk:
                 pk = i - lo + 1

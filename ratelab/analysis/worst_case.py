@@ -73,8 +73,8 @@ def most_in_window(times: np.ndarray, window: float) -> tuple[int, float]:
     if not len(times):
         return 0, float("nan")
     w = window_ticks(window)
-    best = int(peak_counts(times, np.array([0, len(times)], np.int64), w)[0])
     ticks = ticks_array(times)
+    best = int(peak_counts(ticks, np.array([0, len(times)], np.int64), w)[0])
     lo = np.searchsorted(ticks, ticks - w, side="right")  # entries with t - entry >= W are out
     i = int(np.argmax(np.arange(len(times)) - lo + 1 == best))
     return best, float(times[i])

@@ -11,8 +11,9 @@ integer number of ticks. Each decision then depends only on differences of ticks
 exact: the same trace shifted by any whole number of ticks gets the same decisions.
 
 Everything here is plain Python on scalars (ints, floats), so that the compiled kernels compile
-these same functions (:mod:`ratelab.replay.kernels`); :func:`ticks_array` is the vectorised
-twin of :func:`to_ticks` for whole traces and gives the same ticks bit for bit.
+these same functions (:mod:`ratelab.replay.kernels`, whose ``ticks_of`` converts a trace's
+times with :func:`to_ticks` in one vectorised pass); :func:`ticks_array` is the numpy twin of
+:func:`to_ticks` for whole traces and gives the same ticks bit for bit.
 """
 
 from __future__ import annotations
@@ -60,22 +61,6 @@ def to_ticks(t: float) -> int:
     """
     s = math.floor(t)
     return s * TICKS_PER_S + round((t - s) * 1e6)
-
-
-def to_ticks_near(t: float, second: int, base: float) -> tuple[int, int, float]:
-    """(to_ticks(t), the ticks of t's whole second, that second as a float), reusing the whole
-    second `second` (ticks) and `base` (seconds) when `t` still lies in it.
-
-    The compiled kernels walk times in order, so most requests fall in the second of the one
-    before: the floor is taken once per second instead of once per request. The same ticks as
-    :func:`to_ticks`, bit for bit (``base <= t < base + 1`` is ``floor(t) == base``). Start
-    from ``(0, nan)``, a second no time falls in.
-    """
-    if not (base <= t < base + 1.0):
-        whole = math.floor(t)
-        base = float(whole)
-        second = whole * TICKS_PER_S
-    return second + round((t - base) * 1e6), second, base
 
 
 def within_tie(short_ticks: float) -> bool:

@@ -7,22 +7,38 @@ which numba compiles here (``register_jitable``). What stays here is the loop an
 layout: the per-key state is one record per key in an array indexed by key id (one cache line
 holds all a request needs of its key — with 100 K keys that is what keeps the kernels fast).
 Times are whole microseconds (ticks, ``ratelab.limiters.clock``), converted from the trace's
-float seconds by the same ``to_ticks``. A key not seen yet has the least int64 in its time field
-(``last``, window ``index``, ``tat``: NEW_TICK) and the kernel starts it from the reference's
-``_initial(now)`` values — a sentinel rather than a flag, to keep the records small.
+float seconds by the same ``to_ticks``, in a pass of their own (:func:`ticks_of`) before the
+kernel runs: that loop has no branch and the compiler turns it into vector instructions (about
+1 ns a request), where converting inside a kernel's loop cost the token bucket about 3 ns a
+request of its 5 to 9. A key not seen yet has the least int64 in its window
+``index`` (NEW_TICK, a window no time falls in, so its counts read as 0) — a sentinel rather
+than a flag, to keep the records small. The buckets and GCRA need not even test for a new key:
+it holds a full bucket (empty, for the leaky one) last refilled at LONG_AGO, before any time
+the limiters hold, or a TAT of LONG_AGO, and the algorithm's own arithmetic takes that to
+exactly the reference's ``_initial(now)`` at any ``now``: a refill beyond capacity is capped to
+capacity, a leak below empty stops at 0, and a TAT in the past reads as now (``max(tat,
+now)``; GCRA's first request of a key always passes, a cost above burst + 1 being refused
+before the replay starts, so that TAT is never kept). The test cost about a tenth of their
+time.
 
 A kernel replays one slice of the trace — its arguments are views of that slice's columns,
-indexed from 0 — and is called again for the next slice: the state arrays carry everything
-over (that is how the progress bar advances). Its outputs, per request ``i`` of the slice:
+indexed from 0, with ``ticks`` the slice's times in ticks and ``time`` the same in seconds
+(read only for ``retry_after``) — and is called again for the next slice: the state arrays
+carry everything over (that is how the progress bar advances). Its outputs, per request ``i`` of the slice:
 
 * ``allowed[i]``  the decision;
 * ``counter[i]``  the limiter's own counter as the request finds it (what ``inspect`` reports
   just before the request: the limiter's ``reports`` field);
 * ``delay[i]``    seconds the request is held (leaky-bucket shaping and nginx only);
-* with ``details``: ``remaining[i]`` and ``retry_after[i]`` as in the reference Decision.
+* ``remaining[i]`` and ``retry_after[i]`` as in the reference Decision, unless both are None
+  (no details asked for).
 
-``unit`` says the trace has no cost column (every request costs 1.0) and ``cost`` is then an
-empty array. Compiled on first use (``cache=True`` keeps the machine code between runs; numba
+``cost`` is None when the trace has no cost column (every request costs 1.0). Passing None
+rather than a flag lets numba compile each combination on its own and leave out, at compile
+time, the code of what is absent (``if remaining is not None`` on a None argument is pruned):
+the loop without details then keeps its pointers and constants in registers instead of
+spilling them for the waits' code (measured: about a tenth of the token bucket's time).
+Compiled on first use (``cache=True`` keeps the machine code between runs; numba
 checks only this file for that, so :func:`ratelab.kernel_cache.watch_limiters` adds the
 limiters' sources to what it checks); importing this module compiles nothing.
 """
@@ -57,7 +73,7 @@ def _compile_with_kernels(*functions) -> None:
 
 
 _compile_with_kernels(
-    clock.to_ticks, clock.to_ticks_near, clock.seconds_until,
+    clock.to_ticks, clock.seconds_until,
     clock.ticks_to_pass, clock.tie_amount, base.whole_below,
     tb.refill, tb.ticks_short, tb.passes, tb.wait_ticks, tb.step,
     lb.level_at, lb.ticks_over, lb.passes, lb.wait_ticks, lb.step,
@@ -68,6 +84,17 @@ _compile_with_kernels(
     ng.ms_to_drain, ng.retry_tick)
 to_ticks, seconds_until, whole_below = clock.to_ticks, clock.seconds_until, base.whole_below
 MAX_TICKS = clock.MAX_TICKS
+
+
+@njit(cache=True)
+def ticks_of(time, out):
+    """Write ``to_ticks(time[i])`` into ``out[i]`` for every i: the kernels' ``ticks``.
+
+    The times must lie within +-MAX_TICKS ticks (``replay.core.check_times``): beyond, the
+    float-to-integer conversion has no defined result.
+    """
+    for i in range(len(time)):
+        out[i] = to_ticks(time[i])
 
 
 def record(itemsize: int, **fields) -> np.dtype:
@@ -83,15 +110,16 @@ def record(itemsize: int, **fields) -> np.dtype:
                      "itemsize": itemsize})
 
 
-def new_state(dtype: np.dtype, n_keys: int) -> np.ndarray:
-    """`n_keys` records of `dtype` for keys not seen yet."""
+def new_state(dtype: np.dtype, n_keys: int, **values) -> np.ndarray:
+    """`n_keys` records of `dtype` for keys not seen yet (INITIAL, and `values` by name)."""
     state = np.zeros(n_keys, dtype=dtype)
-    for name, value in INITIAL.get(dtype, {}).items():
+    for name, value in {**INITIAL.get(dtype, {}), **values}.items():
         state[name] = value
     return state
 
 
-NEW_TICK = np.iinfo(np.int64).min  # the time field of a key not seen yet
+NEW_TICK = np.iinfo(np.int64).min  # the window index of a key not seen yet
+LONG_AGO = -MAX_TICKS  # a tick before every time the limiters hold (new buckets, GCRA)
 f8, i8, i4, b1 = np.float64, np.int64, np.int32, np.bool_
 TOKEN_BUCKET = record(16, tokens=f8, last=i8)  # last: ticks
 LEAKY_BUCKET = record(16, level=f8, last=i8)
@@ -103,9 +131,9 @@ GCRA = record(8, tat=i8)  # ticks
 NGINX = record(32, excess=i8, last=i8, older=i4, newer=i4, known=b1)  # last: milliseconds
 
 # the initial field values new_state() is given, per record
-INITIAL = {TOKEN_BUCKET: {"last": NEW_TICK}, LEAKY_BUCKET: {"last": NEW_TICK},
+INITIAL = {TOKEN_BUCKET: {"last": LONG_AGO}, LEAKY_BUCKET: {"last": LONG_AGO},
            FIXED_WINDOW: {"index": NEW_TICK}, SLIDING_LOG: {"head": -1, "tail": -1},
-           SLIDING_COUNTER: {"index": NEW_TICK}, GCRA: {"tat": NEW_TICK},
+           SLIDING_COUNTER: {"index": NEW_TICK}, GCRA: {"tat": LONG_AGO},
            NGINX: {"older": -1, "newer": -1}}
 
 
@@ -113,78 +141,62 @@ INITIAL = {TOKEN_BUCKET: {"last": NEW_TICK}, LEAKY_BUCKET: {"last": NEW_TICK},
 
 
 @njit(cache=True)
-def token_bucket(time, key, cost, unit, state, rate, capacity,
-                 allowed, counter, remaining, retry_after, details):
+def token_bucket(time, ticks, key, cost, state, rate, capacity,
+                 allowed, counter, remaining, retry_after):
     """TokenBucket: refill, then take `cost` tokens if they are there (token_bucket.step)."""
-    second, second_s = 0, math.nan  # the whole second of the request before (to_ticks_near)
-    for i in range(len(time)):
+    for i in range(len(ticks)):
         s = state[key[i]]
-        now = time[i]
-        now_t, second, second_s = clock.to_ticks_near(now, second, second_s)
-        c = 1.0 if unit else cost[i]
-        tokens = s.tokens
-        last = s.last
-        if last == NEW_TICK:  # _initial: a full bucket
-            tokens = capacity
-            last = now_t
-        have, tokens, ok = tb.step(tokens, last, now_t, c, rate, capacity)
+        now_t = ticks[i]
+        c = 1.0 if cost is None else cost[i]
+        have, tokens, ok = tb.step(s.tokens, s.last, now_t, c, rate, capacity)
         counter[i] = have
         s.tokens = tokens
         s.last = now_t
         allowed[i] = ok
-        if details:
+        if remaining is not None:
             remaining[i] = whole_below(tokens + clock.tie_amount(rate))
             retry_after[i] = 0.0 if ok else seconds_until(
-                now, now_t, now_t + tb.wait_ticks(tokens, c, rate, capacity))
+                time[i], now_t, now_t + tb.wait_ticks(tokens, c, rate, capacity))
 
 
 # ---------------------------------------------------------------- leaky bucket
 
 
 @njit(cache=True)
-def leaky_bucket(time, key, cost, unit, state, rate, capacity, shape,
-                 allowed, counter, delay, remaining, retry_after, details):
+def leaky_bucket(time, ticks, key, cost, state, rate, capacity, shape,
+                 allowed, counter, delay, remaining, retry_after):
     """LeakyBucket: drain, then pour `cost` in unless it overflows; the shaper (``shape``)
     also holds an admitted request while the water ahead of it leaks (``level / rate``)."""
-    second, second_s = 0, math.nan  # the whole second of the request before (to_ticks_near)
-    for i in range(len(time)):
+    for i in range(len(ticks)):
         s = state[key[i]]
-        now = time[i]
-        now_t, second, second_s = clock.to_ticks_near(now, second, second_s)
-        c = 1.0 if unit else cost[i]
-        level = s.level
-        last = s.last
-        if last == NEW_TICK:  # _initial: an empty bucket
-            level = 0.0
-            last = now_t
-        level, after, ok = lb.step(level, last, now_t, c, rate, capacity)
+        now_t = ticks[i]
+        c = 1.0 if cost is None else cost[i]
+        level, after, ok = lb.step(s.level, s.last, now_t, c, rate, capacity)
         counter[i] = level
         s.level = after
         s.last = now_t
         allowed[i] = ok
         if shape and ok:
             delay[i] = level / rate
-        if details:
+        if remaining is not None:
             remaining[i] = whole_below(capacity - after + clock.tie_amount(rate))
             retry_after[i] = 0.0 if ok else seconds_until(
-                now, now_t, now_t + lb.wait_ticks(after, c, rate, capacity))
+                time[i], now_t, now_t + lb.wait_ticks(after, c, rate, capacity))
 
 
 # ---------------------------------------------------------------- fixed window
 
 
 @njit(cache=True)
-def fixed_window(time, key, cost, unit, state, limit, window,
-                 count_rejected, allowed, counter, remaining, retry_after, details):
+def fixed_window(time, ticks, key, cost, state, limit, window,
+                 count_rejected, allowed, counter, remaining, retry_after):
     """FixedWindow: the count of the calendar window `now` falls in, against `limit`
     (``window`` in ticks)."""
     k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
-    second, second_s = 0, math.nan  # the whole second of the request before (to_ticks_near)
-    for i in range(len(time)):
+    for i in range(len(ticks)):
         s = state[key[i]]
-        now = time[i]
-        now_t, second, second_s = clock.to_ticks_near(now, second, second_s)
-        c = 1.0 if unit else cost[i]
+        now_t = ticks[i]
+        c = 1.0 if cost is None else cost[i]
         k, start = fw.index_near(now_t, window, k, start)
         count = fw.count_in(s.index, s.count, k)  # a new key's index is NEW_TICK
         counter[i] = count
@@ -193,17 +205,17 @@ def fixed_window(time, key, cost, unit, state, limit, window,
         s.index = k
         s.count = after
         allowed[i] = ok
-        if details:
+        if remaining is not None:
             remaining[i] = math.floor(max(0.0, limit - after))
-            retry_after[i] = 0.0 if ok else seconds_until(now, now_t, (k + 1) * window)
+            retry_after[i] = 0.0 if ok else seconds_until(time[i], now_t, (k + 1) * window)
 
 
 # ---------------------------------------------------------------- sliding window log
 
 
 @njit(cache=True)
-def sliding_log(time, key, cost, unit, offset, cost_all, state, link, limit, window,
-                count_rejected, allowed, counter, remaining, retry_after, details):
+def sliding_log(time, ticks, key, cost, offset, cost_all, state, link, limit, window,
+                count_rejected, allowed, counter, remaining, retry_after):
     """SlidingWindowLog: each key's log is a chain through the trace's own requests.
 
     Key k's record holds the request index of its oldest logged entry (``head``, -1: empty
@@ -214,17 +226,15 @@ def sliding_log(time, key, cost, unit, offset, cost_all, state, link, limit, win
     Request i of this slice is request ``offset + i`` of the trace; ``cost_all`` is the whole
     trace's cost column (the expired entries' costs). ``window`` is in ticks.
     """
-    second, second_s = 0, math.nan  # the whole second of the request before (to_ticks_near)
-    for i in range(len(time)):
+    for i in range(len(ticks)):
         s = state[key[i]]
-        now = time[i]
-        now_t, second, second_s = clock.to_ticks_near(now, second, second_s)
-        c = 1.0 if unit else cost[i]
+        now_t = ticks[i]
+        c = 1.0 if cost is None else cost[i]
         expired_cost = 0.0
         j = s.head
         if j >= 0 and sl.has_left(s.head_time, now_t, window):  # the oldest entry has left
             while True:
-                expired_cost = expired_cost + (1.0 if unit else cost_all[j])
+                expired_cost = expired_cost + (1.0 if cost_all is None else cost_all[j])
                 if j == s.tail:
                     j = -1
                     break
@@ -258,7 +268,7 @@ def sliding_log(time, key, cost, unit, offset, cost_all, state, link, limit, win
             total = 0.0
         s.total = total
         allowed[i] = ok
-        if details:
+        if remaining is not None:
             remaining[i] = math.floor(max(0.0, limit - after))
             if ok:
                 retry_after[i] = 0.0
@@ -268,9 +278,9 @@ def sliding_log(time, key, cost, unit, offset, cost_all, state, link, limit, win
                 j = s.head
                 t = s.head_time
                 while j >= 0:
-                    need -= 1.0 if unit else cost_all[j]
+                    need -= 1.0 if cost_all is None else cost_all[j]
                     if need <= 0:
-                        wait = seconds_until(now, now_t, t + window)
+                        wait = seconds_until(time[i], now_t, t + window)
                         break
                     if j == s.tail:
                         break
@@ -283,22 +293,17 @@ def sliding_log(time, key, cost, unit, offset, cost_all, state, link, limit, win
 
 
 @njit(cache=True)
-def sliding_counter(time, key, cost, unit, state, limit,
-                    window, count_rejected, allowed, counter, remaining, retry_after, details):
+def sliding_counter(time, ticks, key, cost, state, limit,
+                    window, count_rejected, allowed, counter, remaining, retry_after):
     """SlidingWindowCounter: prev x (1 - elapsed/W) + cur, against `limit` (``window`` in
     ticks)."""
     k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
-    second, second_s = 0, math.nan  # the whole second of the request before (to_ticks_near)
-    for i in range(len(time)):
+    for i in range(len(ticks)):
         s = state[key[i]]
-        now = time[i]
-        now_t, second, second_s = clock.to_ticks_near(now, second, second_s)
-        c = 1.0 if unit else cost[i]
+        now_t = ticks[i]
+        c = 1.0 if cost is None else cost[i]
         k, start = fw.index_near(now_t, window, k, start)
-        prev = 0.0
-        cur = 0.0
-        if s.index != NEW_TICK:  # a new key gets zeros
-            prev, cur = sc.roll(s.index, s.prev, s.cur, k)
+        prev, cur = sc.roll(s.index, s.prev, s.cur, k)  # a new key's: zeros (index NEW_TICK)
         estimate = prev * sc.weight(now_t, k, window) + cur
         counter[i] = estimate
         ok = estimate + c <= limit
@@ -308,39 +313,35 @@ def sliding_counter(time, key, cost, unit, state, limit,
         s.prev = prev
         s.cur = new_cur
         allowed[i] = ok
-        if details:
+        if remaining is not None:
             after = estimate + c if counted else estimate
             remaining[i] = math.floor(max(0.0, limit - after))
             retry_after[i] = 0.0 if ok else seconds_until(
-                now, now_t, sc.wait_ticks(k, prev, new_cur, now_t, window, limit, c))
+                time[i], now_t, sc.wait_ticks(k, prev, new_cur, now_t, window, limit, c))
 
 
 # ---------------------------------------------------------------- GCRA
 
 
 @njit(cache=True)
-def gcra(time, key, cost, unit, state, period, tolerance,
-         allowed, counter, remaining, retry_after, details):
+def gcra(time, ticks, key, cost, state, period, tolerance,
+         allowed, counter, remaining, retry_after):
     """GCRA in whole ticks: move the TAT `cost` periods on, if it stays within the DVT."""
-    second, second_s = 0, math.nan  # the whole second of the request before (to_ticks_near)
-    for i in range(len(time)):
+    for i in range(len(ticks)):
         s = state[key[i]]
-        now = time[i]
-        now_t, second, second_s = clock.to_ticks_near(now, second, second_s)
-        c = 1.0 if unit else cost[i]
-        tat = s.tat
-        if tat == NEW_TICK:  # _initial: the TAT of an idle key is now
-            tat = now_t
+        now_t = ticks[i]
+        c = 1.0 if cost is None else cost[i]
+        tat = s.tat  # a new key's: LONG_AGO, which reads as now (max(tat, now))
         counter[i] = gc.available(tat, now_t, period, tolerance)
         at = gc.allow_at(tat, now_t, c, period, tolerance)
         ok = now_t >= at
         kept = gc.advance(tat, now_t, c, period) if ok else tat
         s.tat = kept
         allowed[i] = ok
-        if details:
+        if remaining is not None:
             slack = now_t - (kept - tolerance)
             remaining[i] = max(0, slack) // period
-            retry_after[i] = 0.0 if ok else seconds_until(now, now_t, at)
+            retry_after[i] = 0.0 if ok else seconds_until(time[i], now_t, at)
 
 
 # ---------------------------------------------------------------- nginx limit_req
@@ -375,20 +376,18 @@ def _lru_push(k, state, ends):
 
 
 @njit(cache=True)
-def nginx(time, key, state, ends, rate_milli, ms_cap, burst, delay_n, nodelay, allowed,
-          counter, delay, remaining, retry_after, details):
+def nginx(time, ticks, key, state, ends, rate_milli, ms_cap, burst, delay_n, nodelay, allowed,
+          counter, delay, remaining, retry_after):
     """NginxLimitReq: excess in thousandths, integer drain, LRU expiry of idle nodes.
 
     A key's record holds its node (``known``, ``excess``, ``last``) and its neighbours in the
     LRU queue of nodes (``older``, ``newer``); ``ends`` holds the queue's oldest and newest key.
     """
     burst_milli = burst * 1000
-    second, second_s = 0, math.nan  # the whole second of the request before (to_ticks_near)
-    for i in range(len(time)):
+    for i in range(len(ticks)):
         k = key[i]
         s = state[k]
-        now = time[i]
-        now_t, second, second_s = clock.to_ticks_near(now, second, second_s)
+        now_t = ticks[i]
         now_ms = ng.ms_of(now_t)
         if s.known:
             node_excess = s.excess
@@ -423,7 +422,7 @@ def nginx(time, key, state, ends, rate_milli, ms_cap, burst, delay_n, nodelay, a
         allowed[i] = ok
         if ok:
             delay[i] = ng.delay_ms(excess, delay_n, nodelay, rate_milli) / 1000
-        if details:
+        if remaining is not None:
             remaining[i] = max(0, (burst_milli - s.excess) // 1000)
             retry_after[i] = 0.0 if ok else seconds_until(
-                now, now_t, ng.retry_tick(now_t, node_excess, node_last, burst, rate_milli))
+                time[i], now_t, ng.retry_tick(now_t, node_excess, node_last, burst, rate_milli))

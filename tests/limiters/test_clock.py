@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from budget import examples
 
 from ratelab.limiters.clock import (MAX_TICKS, TICKS_PER_S, check_ticks, seconds_until,
-                                    ticks_array, to_ticks, to_ticks_near, window_ticks)
+                                    ticks_array, to_ticks, window_ticks)
 
 
 def exact_ticks(t: float) -> int:
@@ -77,12 +77,28 @@ def test_a_wait_added_to_now_reads_as_the_target_tick(now):
         assert wait >= d / TICKS_PER_S or math.isclose(wait, d / TICKS_PER_S)
 
 
+HALVES = [s + k * 2**-7 for s in (0.0, 1e6, 1.758e9, 4e9, -1.758e9) for k in range(1, 80, 2)]
+SEVENTHS = [1.758e9 + i / 7 for i in range(2000)]  # where rounding twice misses (above)
+
+
+def compiled_ticks(times) -> list[int]:
+    """The replay's compiled pass (``ratelab.replay.kernels.ticks_of``) over `times`."""
+    from ratelab.replay.kernels import ticks_of
+
+    t = np.array(times, dtype=np.float64)
+    out = np.empty(len(t), dtype=np.int64)
+    ticks_of(t, out)
+    return out.tolist()
+
+
+def test_the_compiled_pass_is_the_nearest_microsecond_half_way_and_all():
+    times = HALVES + SEVENTHS + [-4.6e12, 4.6e12, 4.611686018427e12, -0.3, 0.0]
+    assert compiled_ticks(times) == [exact_ticks(t) for t in times]
+
+
 @examples(300)
-@given(st.lists(st.floats(-1e10, 1e10, allow_nan=False), max_size=40), st.floats(0, 5))
-def test_to_ticks_near_is_to_ticks_whatever_second_it_starts_from(times, spread):
-    """The kernels' once-per-second floor gives to_ticks's ticks, on times in order, out of
-    order and across seconds."""
-    second, second_s = 0, math.nan
-    for t in times + [times[-1] + spread] if times else times:
-        got, second, second_s = to_ticks_near(t, second, second_s)
-        assert got == to_ticks(t) and type(got) is int
+@given(st.lists(st.floats(-4.6e12, 4.6e12, allow_nan=False), max_size=70))
+def test_the_compiled_pass_is_to_ticks_at_every_magnitude(times):
+    """The kernels' vectorised conversion gives to_ticks's ticks on every element, in the
+    vector loop's body and in its tail (lists up to 70 long: a vector step takes 16)."""
+    assert compiled_ticks(times) == [to_ticks(t) for t in times]
