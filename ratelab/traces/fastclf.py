@@ -686,11 +686,16 @@ def read_clf(path: Path, report: LoadReport, max_examples: int, progress: bool):
 
 def _first_end(block: bytes) -> int:
     """Where a line that began in an earlier block ends in `block`: just past its first
-    terminator (\n, \r\n or \r); -1 when there is none, or only a \r as the last byte."""
-    ends = [i for i in (block.find(b"\n"), block.find(b"\r")) if i >= 0]
-    if not ends:
+    terminator (\n, \r\n or \r); -1 when there is none, or only a \r as the last byte.
+
+    A \r is looked for only before the first \n: a log without any \r is not searched to
+    its end in every block."""
+    i = block.find(b"\n")
+    r = block.find(b"\r", 0, i if i >= 0 else len(block))
+    if r >= 0:
+        i = r
+    if i < 0:
         return -1
-    i = min(ends)
     if block[i] == 10:
         return i + 1
     if i + 1 == len(block):
