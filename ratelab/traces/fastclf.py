@@ -16,6 +16,9 @@ the time decompression alone takes (``ratelab bench ingest`` measures it):
    table of 8-byte slots (the hash's high half and the id), each name's first 16 bytes kept
    beside it by id (an IPv4 host is compared in two words).
 
+The same scan reads the ITA EPA-HTTP and NASA-HTTP TSV formats (``read_log``; a line parser
+each, :func:`_parse_epa` and :func:`_parse_tsv`), under the same rule.
+
 A line the kernel is not sure of — anything off the plain shape: a byte outside printable
 ASCII before the request, a field it does not expect, an impossible date or zone, a blank line
 — is handed to the reference parser, so the reference decides every doubtful case and
@@ -40,7 +43,8 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
 from ..progress import bar
-from .loaders import GZIP_ERRORS, ZONE_MAX_MIN, LoadReport, _clf_parser, damaged
+from .loaders import (GZIP_ERRORS, ZONE_MAX_MIN, LoadReport, _clf_parser, damaged,
+                      is_tsv_header)
 
 BLOCK = 1 << 20
 """Compressed bytes read at a time (a block decompresses to about 8 MB of log)."""
@@ -161,6 +165,10 @@ def _token(b, p, e):
 
 ACCEPT, SLOW, MORE = 0, 1, 2
 """What the kernel made of a line: read it; leave it to the reference; needs the next block."""
+
+CLF, EPA, TSV = 0, 1, 2
+"""The formats the kernel reads (by number): "clf", "epa", "nasa-tsv"."""
+FORMAT_NUMBERS = {"clf": CLF, "epa": EPA, "nasa-tsv": TSV}
 
 
 @njit(cache=True, inline="always")
@@ -362,6 +370,112 @@ def _parse(b, w, s, n, final, months, space, zone_max, memo):
     return ACCEPT, float(base + hh * 3600 + mi * 60 + ss), he, e
 
 
+_TAB = np.uint64(0x0909090909090909)
+
+
+@njit(cache=True, inline="always")
+def _tab(b, i, e):
+    """The first i' >= i with b[i'] a tab, or e (eight bytes at a time)."""
+    while i + 8 <= e:
+        m = _zeros(_load8(b, i) ^ _TAB)
+        if m != 0:
+            return i + (np.int64(trailing_zeros(m)) >> 3)
+        i += 8
+    while i < e and b[i] != 9:
+        i += 1
+    return i
+
+
+DIGITS_MAX = 18
+"""The most digits a number read by the kernel may have (it then fits an int64); a longer
+one goes to the reference parser."""
+
+
+@njit(cache=True, inline="always")
+def _number(b, i, e):
+    """The number written in ASCII digits over all of b[i:e] (1 to DIGITS_MAX of them), or
+    -1 when it is not one."""
+    if e <= i or e - i > DIGITS_MAX:
+        return -1
+    v = 0
+    for k in range(i, e):
+        c = b[k]
+        if c < 48 or c > 57:
+            return -1
+        v = v * 10 + (c - 48)
+    return v
+
+
+@njit(cache=True, **NO_REFCOUNTS)
+def _parse_epa(b, w, s, n, final, base, days):
+    """(what, time, host end, content end) for the EPA-HTTP line starting at b[s], as
+    :func:`_parse`: ``host [dd:hh:mm:ss] "request" status [bytes]``, ACCEPT only when the
+    line is plainly so (a printable-ASCII host, no space after the status or bytes)."""
+    e = _eol(b, w, s, n)
+    if e == n and not final:
+        return MORE, 0.0, -1, -1
+    he = _token(b, s, e)
+    p = he + 2  # dd:hh:mm:ss] "   (14 bytes)
+    if he == s or p + 14 > e or b[he] != 32 or b[he + 1] != 91 or b[p + 2] != 58 \
+            or b[p + 5] != 58 or b[p + 8] != 58 or b[p + 11] != 93 or b[p + 12] != 32 \
+            or b[p + 13] != 34:
+        return SLOW, 0.0, -1, -1
+    d, hh, mi, ss = _num(b, p, 2), _num(b, p + 3, 2), _num(b, p + 6, 2), _num(b, p + 9, 2)
+    if d < 1 or d > days or hh < 0 or hh > 23 or mi < 0 or mi > 59 or ss < 0 or ss > 60:
+        return SLOW, 0.0, -1, -1
+    # '" ddd' or '" ddd bytes' ends the line, its quote after the request's opening one
+    r = p + 14
+    t = e - 1
+    if t >= r and b[t] == 45:
+        t -= 1
+    else:
+        while t >= r and _digit(b[t]):
+            t -= 1
+    ok = t < e - 1 and t - 5 >= r and b[t] == 32 and b[t - 4] == 32 \
+        and b[t - 5] == 34 and _digit(b[t - 1]) and _digit(b[t - 2]) and _digit(b[t - 3]) \
+        and (b[e - 1] != 45 or t == e - 2)
+    if not ok:  # no bytes field
+        t = e
+        ok = t - 5 >= r and b[t - 4] == 32 and b[t - 5] == 34 and _digit(b[t - 1]) \
+            and _digit(b[t - 2]) and _digit(b[t - 3])
+    if not ok:
+        return SLOW, 0.0, -1, -1
+    return ACCEPT, base + d * 86400 + hh * 3600 + mi * 60 + ss, he, e
+
+
+@njit(cache=True, **NO_REFCOUNTS)
+def _parse_tsv(b, w, s, n, final):
+    """(what, time, host end, content end) for the NASA-HTTP TSV line starting at b[s], as
+    :func:`_parse`: host, logname, time (epoch seconds), method, url, response, bytes (or
+    "-"), then nothing but tabs. ACCEPT only when the line is plainly so (a printable-ASCII
+    host, numbers of plain digits); anything else, the header among it, goes to the
+    reference."""
+    e = _eol(b, w, s, n)
+    if e == n and not final:
+        return MORE, 0.0, -1, -1
+    he = _token(b, s, e)
+    if he == s or he >= e or b[he] != 9:
+        return SLOW, 0.0, -1, -1
+    a = _tab(b, he + 1, e)  # logname
+    z = _tab(b, a + 1, e) if a < e else e
+    t = _number(b, a + 1, z)  # time
+    if t < 0 or z >= e:
+        return SLOW, 0.0, -1, -1
+    a = _tab(b, z + 1, e)  # method
+    a = _tab(b, a + 1, e) if a < e else e  # url
+    z = _tab(b, a + 1, e) if a < e else e
+    if a >= e or _number(b, a + 1, z) < 0 or z >= e:  # response
+        return SLOW, 0.0, -1, -1
+    a = _tab(b, z + 1, e)  # bytes
+    if not ((a == z + 2 and b[z + 1] == 45) or _number(b, z + 1, a) >= 0):
+        return SLOW, 0.0, -1, -1
+    while a < e:  # nothing but empty fields after
+        if b[a] != 9:
+            return SLOW, 0.0, -1, -1
+        a += 1
+    return ACCEPT, float(t), he, e
+
+
 _K1 = np.uint64(0x9E3779B97F4A7C15)
 _K2 = np.uint64(0xC2B2AE3D27D4EB4F)
 
@@ -477,9 +591,9 @@ def _grown(size, slots, ents, names, count, used):
 
 
 @njit(cache=True, nogil=True, **NO_REFCOUNTS)
-def _scan(b, w, pos, final, line_no, months, space, zone_max, memo, kind, times, keys, lines,
-          slow_start, slow_end, slots, ents, names, count, used):
-    """Read the lines of b from pos until b ends, only an unfinished line is left (unless
+def _scan(b, w, pos, final, line_no, fmt, months, space, zone_max, memo, epa_base, epa_days,
+          kind, times, keys, lines, slow_start, slow_end, slots, ents, names, count, used):
+    """Read the lines of b (in the format numbered fmt: CLF, EPA or TSV) from pos until b ends, only an unfinished line is left (unless
     `final`), the output arrays are full, or the name table needs to grow.
 
     w is b seen as uint64 words (for :func:`_eol`). Every line is one entry: kind 1 (read
@@ -494,7 +608,12 @@ def _scan(b, w, pos, final, line_no, months, space, zone_max, memo, kind, times,
     k = 0
     ns = 0
     while k < cap and pos < n:
-        what, t, he, te = _parse(b, w, pos, n, final, months, space, zone_max, memo)
+        if fmt == CLF:
+            what, t, he, te = _parse(b, w, pos, n, final, months, space, zone_max, memo)
+        elif fmt == EPA:
+            what, t, he, te = _parse_epa(b, w, pos, n, final, epa_base, epa_days)
+        else:
+            what, t, he, te = _parse_tsv(b, w, pos, n, final)
         if what == MORE:
             break
         if what == ACCEPT and not _room(he - pos, slots, ents, names, count, used):
@@ -643,11 +762,24 @@ def read_clf(path: Path, report: LoadReport, max_examples: int, progress: bool):
 
     Fills report.lines and the malformed tally, exactly as the reference reader does.
     """
-    parse = _clf_parser()
+    return read_log(path, "clf", _clf_parser(), report, max_examples, progress)
+
+
+def read_log(path: Path, fmt: str, parse, report: LoadReport, max_examples: int,
+             progress: bool, epa_base: float = 0.0, epa_days: int = 0):
+    """Times, key ids, line numbers and key names of the log at `path` in the format `fmt`
+    ("clf", "epa" or "nasa-tsv"), in file order; `parse` is the reference's parser of one
+    line of it, which judges every line the kernel is not sure of.
+
+    Fills report.lines, report.header and the malformed tally, exactly as the reference
+    reader does. epa_base and epa_days: for EPA, the time of day 0 and the days of the month
+    (see loaders._epa_parser).
+    """
     table = _Names()
     out = (np.empty(CAP, np.int8), np.empty(CAP, np.float64), np.empty(CAP, np.int32),
            np.empty(CAP, np.int64), np.empty(CAP, np.int64), np.empty(CAP, np.int64),
            np.full(3, -1, np.int64))  # the last day and zone read (see _parse)
+    how = (FORMAT_NUMBERS[fmt], float(epa_base), int(epa_days))
     times, keys, line_nos = [], [], []
     line_no = 0
     carry = b""
@@ -671,8 +803,8 @@ def read_clf(path: Path, report: LoadReport, max_examples: int, progress: bool):
                 if i and carry:  # the first part ended in a \r that a \n may follow
                     data, start = carry + data[start:], 0
                 line_no, used = _scan_all(data, start, final and i == len(parts) - 1,
-                                          line_no, out, table, parse, report, max_examples,
-                                          times, keys, line_nos)
+                                          line_no, how, out, table, parse, report,
+                                          max_examples, times, keys, line_nos)
                 carry = data[used:]
             if final:
                 break
@@ -703,19 +835,20 @@ def _first_end(block: bytes) -> int:
     return i + 2 if block[i + 1] == 10 else i + 1
 
 
-def _scan_all(data: bytes, start: int, final: bool, line_no: int, out, table: _Names, parse,
-              report: LoadReport, max_examples: int, times, keys, line_nos):
+def _scan_all(data: bytes, start: int, final: bool, line_no: int, how, out, table: _Names,
+              parse, report: LoadReport, max_examples: int, times, keys, line_nos):
     """Scan `data` from `start` with the kernel as far as whole lines go; returns (line
     number, where the bytes not used start)."""
     buf = np.frombuffer(data, dtype=np.uint8)
     words = np.frombuffer(data, dtype="<u8", count=len(data) // 8)
     kind, t, key, ln, s0, s1, memo = out
+    fmt, epa_base, epa_days = how
     pos = start
     while pos < len(buf):
         pos, k, ns, line_no, table.count, table.used, full = _scan(
-            buf, words, pos, final, line_no, _MONTHS, _SPACE, ZONE_MAX_MIN, memo, kind, t, key,
-            ln, s0, s1, table.slots, table.ents, table.names, table.count,
-            table.used)
+            buf, words, pos, final, line_no, fmt, _MONTHS, _SPACE, ZONE_MAX_MIN, memo, epa_base,
+            epa_days, kind, t, key, ln, s0, s1, table.slots, table.ents, table.names,
+            table.count, table.used)
         if full >= 0:
             table.make_room(full)
         if k == 0:
@@ -728,6 +861,9 @@ def _scan_all(data: bytes, start: int, final: bool, line_no: int, out, table: _N
             for j, a, z in zip(np.flatnonzero(~keep).tolist(), s0[:ns].tolist(),
                                s1[:ns].tolist()):
                 line = data[a:z].decode("latin-1")
+                if fmt == TSV and ln[j] == 1 and is_tsv_header(line):
+                    report.header = True
+                    continue
                 got = parse(line)
                 if got is None:
                     report.malformed += 1
