@@ -754,7 +754,48 @@ def _ahead(blocks, depth: int = 4):
 
 
 CAP = 1 << 18
-"""Lines per call of the kernel (the output arrays are reused)."""
+"""Lines per call of the kernel."""
+
+BYTES_PER_LINE = 64
+"""What the requests' arrays are first sized for: one request per this many bytes of the
+decompressed log (a CLF line is about 90); they grow (doubling) when a log holds more."""
+
+
+class _Requests:
+    """The requests read so far: times, key ids and line numbers, in arrays the kernel
+    writes into directly (no copy per call, none joined at the end)."""
+
+    def __init__(self, lines: int) -> None:
+        self.n = 0
+        self.time = np.empty(lines, np.float64)
+        self.key = np.empty(lines, np.int32)
+        self.line = np.empty(lines, np.int64)
+
+    def room(self, more: int):
+        """(time, key, line): the arrays' next `more` places, grown first where short."""
+        if self.n + more > len(self.time):
+            size = max(2 * len(self.time), self.n + more)
+            for name in ("time", "key", "line"):
+                bigger = np.empty(size, getattr(self, name).dtype)
+                bigger[:self.n] = getattr(self, name)[:self.n]
+                setattr(self, name, bigger)
+        end = self.n + more
+        return self.time[self.n:end], self.key[self.n:end], self.line[self.n:end]
+
+    def arrays(self):
+        """(times, key ids, line numbers) read."""
+        return self.time[:self.n], self.key[:self.n], self.line[:self.n]
+
+
+def _inflated_size(path: Path) -> int:
+    """About how many bytes the file at `path` decompresses to: the size its gzip trailer
+    gives (mod 2**32, of the last member only: a guess), or its size when it is not gzip."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        if f.read(2) != b"\x1f\x8b" or size < 18:
+            return size
+        f.seek(-4, os.SEEK_END)
+        return max(size, int.from_bytes(f.read(4), "little"))
 
 
 def read_clf(path: Path, report: LoadReport, max_examples: int, progress: bool):
@@ -776,11 +817,10 @@ def read_log(path: Path, fmt: str, parse, report: LoadReport, max_examples: int,
     (see loaders._epa_parser).
     """
     table = _Names()
-    out = (np.empty(CAP, np.int8), np.empty(CAP, np.float64), np.empty(CAP, np.int32),
-           np.empty(CAP, np.int64), np.empty(CAP, np.int64), np.empty(CAP, np.int64),
+    out = (np.empty(CAP, np.int8), np.empty(CAP, np.int64), np.empty(CAP, np.int64),
            np.full(3, -1, np.int64))  # the last day and zone read (see _parse)
     how = (FORMAT_NUMBERS[fmt], float(epa_base), int(epa_days))
-    times, keys, line_nos = [], [], []
+    got = _Requests(_inflated_size(path) // BYTES_PER_LINE + CAP)
     line_no = 0
     carry = b""
     blocks = _ahead(_blocks(path, progress))
@@ -804,16 +844,14 @@ def read_log(path: Path, fmt: str, parse, report: LoadReport, max_examples: int,
                     data, start = carry + data[start:], 0
                 line_no, used = _scan_all(data, start, final and i == len(parts) - 1,
                                           line_no, how, out, table, parse, report,
-                                          max_examples, times, keys, line_nos)
+                                          max_examples, got)
                 carry = data[used:]
             if final:
                 break
     except GZIP_ERRORS as e:
         raise damaged(path, e, line_no) from None
     report.lines = line_no
-    cat = (lambda xs, t: np.concatenate(xs) if xs else np.empty(0, t))
-    return (cat(times, np.float64), cat(keys, np.int32), cat(line_nos, np.int64),
-            table.to_list())
+    return (*got.arrays(), table.to_list())
 
 
 def _first_end(block: bytes) -> int:
@@ -836,15 +874,16 @@ def _first_end(block: bytes) -> int:
 
 
 def _scan_all(data: bytes, start: int, final: bool, line_no: int, how, out, table: _Names,
-              parse, report: LoadReport, max_examples: int, times, keys, line_nos):
-    """Scan `data` from `start` with the kernel as far as whole lines go; returns (line
-    number, where the bytes not used start)."""
+              parse, report: LoadReport, max_examples: int, got: _Requests):
+    """Scan `data` from `start` with the kernel as far as whole lines go, the requests into
+    `got`; returns (line number, where the bytes not used start)."""
     buf = np.frombuffer(data, dtype=np.uint8)
     words = np.frombuffer(data, dtype="<u8", count=len(data) // 8)
-    kind, t, key, ln, s0, s1, memo = out
+    kind, s0, s1, memo = out
     fmt, epa_base, epa_days = how
     pos = start
     while pos < len(buf):
+        t, key, ln = got.room(CAP)
         pos, k, ns, line_no, table.count, table.used, full = _scan(
             buf, words, pos, final, line_no, fmt, _MONTHS, _SPACE, ZONE_MAX_MIN, memo, epa_base,
             epa_days, kind, t, key, ln, s0, s1, table.slots, table.ents, table.names,
@@ -855,8 +894,7 @@ def _scan_all(data: bytes, start: int, final: bool, line_no: int, how, out, tabl
             if full >= 0:
                 continue
             break
-        keep = slice(None, k)
-        if ns:
+        if ns:  # the entries the kernel left to the reference (the last, as it stops there)
             keep = kind[:k].astype(bool)
             for j, a, z in zip(np.flatnonzero(~keep).tolist(), s0[:ns].tolist(),
                                s1[:ns].tolist()):
@@ -864,15 +902,18 @@ def _scan_all(data: bytes, start: int, final: bool, line_no: int, how, out, tabl
                 if fmt == TSV and ln[j] == 1 and is_tsv_header(line):
                     report.header = True
                     continue
-                got = parse(line)
-                if got is None:
+                read = parse(line)
+                if read is None:
                     report.malformed += 1
                     if len(report.malformed_examples) < max_examples:
                         report.malformed_examples.append((int(ln[j]), line.rstrip("\r\n")))
                     continue
                 keep[j] = True
-                t[j], key[j] = got[1], table.add(got[0])
-        times.append(t[:k][keep].copy())
-        keys.append(key[:k][keep].copy())
-        line_nos.append(ln[:k][keep].copy())
+                t[j], key[j] = read[1], table.add(read[0])
+            if not keep.all():  # the requests close up over the lines that were none
+                m = int(np.count_nonzero(keep))
+                for a in (t, key, ln):
+                    a[:m] = a[:k][keep]
+                k = m
+        got.n += k
     return line_no, pos

@@ -447,7 +447,8 @@ def finish(path: Path, report: LoadReport, time: np.ndarray, key: np.ndarray,
     report.first_time, report.last_time = float(time[0]), float(time[-1])
     if warn and not report.clean:
         warnings.warn(report.brief(), LoadWarning, stacklevel=3)
-    return Trace(np.array(time, dtype=np.float64), np.array(key, dtype=np.int32),
-                 None if cost is None else np.array(cost, dtype=np.float64), list(names),
+    # the arrays are the reader's own: not copied again (only where a dtype differs)
+    return Trace(np.asarray(time, dtype=np.float64), np.asarray(key, dtype=np.int32),
+                 None if cost is None else np.asarray(cost, dtype=np.float64), list(names),
                  {"report": report, "out_of_order": report.out_of_order, "source": str(path),
                   "format": report.format, **(meta or {})})
