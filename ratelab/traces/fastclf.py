@@ -198,23 +198,32 @@ def _zeros(v):
     return ~(((v & _LOW7) + _LOW7) | v | _LOW7)
 
 
+_BELOW14 = np.uint64(0x0E0E0E0E0E0E0E0E)
+
+
 @njit(cache=True, inline="always")
 def _eol(b, w, i, n):
     """The first i' >= i with b[i'] a \n or \r, or n: eight bytes at a time (w is b seen as
-    little-endian uint64 words; the bytes of the first word before i are masked off)."""
+    little-endian uint64 words; the bytes of the first word before i are masked off).
+
+    A word is first tested for any byte below 14 (three operations, exact as a yes/no: a
+    byte below 14 always sets its flag, whatever borrows from below); only then are its
+    \n and \r found exactly."""
     k = i >> 3
     nw = len(w)
     if k < nw:
         x = w[k]
-        m = (_zeros(x ^ _LF) | _zeros(x ^ _CR)) & (_ALL << np.uint64(8 * (i & 7)))
-        while m == 0:
+        keep = _ALL << np.uint64(8 * (i & 7))
+        while True:
+            if (x - _BELOW14) & ~x & _H & keep:
+                m = (_zeros(x ^ _LF) | _zeros(x ^ _CR)) & keep
+                if m != 0:
+                    return (k << 3) + (np.int64(trailing_zeros(m)) >> 3)
+            keep = _ALL
             k += 1
             if k == nw:
                 break
             x = w[k]
-            m = _zeros(x ^ _LF) | _zeros(x ^ _CR)
-        if m != 0:
-            return (k << 3) + (np.int64(trailing_zeros(m)) >> 3)
         i = k << 3
     while i < n:
         c = b[i]

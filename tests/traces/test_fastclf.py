@@ -246,3 +246,16 @@ def test_lines_cut_short_anywhere_and_split_across_blocks(tmp_path, monkeypatch,
     assert r.lines == len(lines)
     # a prefix is a request once it holds the status and at least one digit of the bytes
     assert len(fast) == len(GOOD) + 1 + 4
+
+
+@examples(200)
+@given(st.binary(max_size=64).map(lambda b: bytes(c % 16 if c < 128 else c for c in b)),
+       st.integers(0, 70))
+def test_line_end_search_eight_bytes_at_a_time(data, start):
+    """_eol finds the first \\n or \\r at or after `start`, bytes below 14 (false alarms
+    for the word test) and all, as a plain byte loop does."""
+    b = np.frombuffer(data, np.uint8)
+    w = np.frombuffer(data, "<u8", count=len(data) // 8)
+    start = min(start, len(data))
+    expect = next((i for i in range(start, len(data)) if data[i] in b"\r\n"), len(data))
+    assert fastclf._eol(b, w, start, len(data)) == expect
