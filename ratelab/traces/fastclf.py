@@ -287,7 +287,7 @@ def _at(x, i):
     return np.int64((x >> np.uint64(8 * i)) & np.uint64(0xFF))
 
 
-@njit(cache=True, **NO_REFCOUNTS)
+@njit(cache=True, inline="always", **NO_REFCOUNTS)
 def _parse(b, w, s, n, final, months, space, zone_max, memo):
     """(what, time, host end, content end) for the CLF line starting at b[s].
 
@@ -415,7 +415,7 @@ def _number(b, i, e):
     return v
 
 
-@njit(cache=True, **NO_REFCOUNTS)
+@njit(cache=True, inline="always", **NO_REFCOUNTS)
 def _parse_epa(b, w, s, n, final, base, days):
     """(what, time, host end, content end) for the EPA-HTTP line starting at b[s], as
     :func:`_parse`: ``host [dd:hh:mm:ss] "request" status [bytes]``, ACCEPT only when the
@@ -452,7 +452,7 @@ def _parse_epa(b, w, s, n, final, base, days):
     return ACCEPT, base + d * 86400 + hh * 3600 + mi * 60 + ss, he, e
 
 
-@njit(cache=True, **NO_REFCOUNTS)
+@njit(cache=True, inline="always", **NO_REFCOUNTS)
 def _parse_tsv(b, w, s, n, final):
     """(what, time, host end, content end) for the NASA-HTTP TSV line starting at b[s], as
     :func:`_parse`: host, logname, time (epoch seconds), method, url, response, bytes (or
