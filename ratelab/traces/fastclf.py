@@ -10,11 +10,13 @@ the time decompression alone takes (``ratelab bench ingest`` measures it):
    parsing overlap;
 2. a numba kernel splits each block into lines exactly as Python's text reader does (``\\n``,
    ``\\r`` or ``\\r\\n``; eight bytes at a time) and reads a line's host and time where the
-   line is plainly well formed (the day and zone of the line before are reused when their
-   bytes repeat);
+   line is plainly well formed, its fields eight bytes at a time too (unaligned loads: the
+   stamp is checked and read from four words; the day and zone of the line before are
+   reused when their bytes repeat);
 3. the same kernel numbers hosts in order of first appearance in an open-addressing hash
    table of 8-byte slots (the hash's high half and the id), each name's first 16 bytes kept
-   beside it by id (an IPv4 host is compared in two words).
+   beside it by id (an IPv4 host is compared in two words, a longer name word by word); the
+   requests go straight into the reader's arrays.
 
 The same scan reads the ITA EPA-HTTP and NASA-HTTP TSV formats (``read_log``; a line parser
 each, :func:`_parse_epa` and :func:`_parse_tsv`), under the same rule.
@@ -29,11 +31,10 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
 import threading
 import zlib
 from pathlib import Path
-
-import sys
 
 import numpy as np
 from llvmlite import ir
@@ -602,8 +603,9 @@ def _grown(size, slots, ents, names, count, used):
 @njit(cache=True, nogil=True, **NO_REFCOUNTS)
 def _scan(b, w, pos, final, line_no, fmt, months, space, zone_max, memo, epa_base, epa_days,
           kind, times, keys, lines, slow_start, slow_end, slots, ents, names, count, used):
-    """Read the lines of b (in the format numbered fmt: CLF, EPA or TSV) from pos until b ends, only an unfinished line is left (unless
-    `final`), the output arrays are full, or the name table needs to grow.
+    """Read the lines of b (in the format numbered fmt: CLF, EPA or TSV) from pos until b
+    ends, only an unfinished line is left (unless `final`), the output arrays are full, or
+    the name table needs to grow.
 
     w is b seen as uint64 words (for :func:`_eol`). Every line is one entry: kind 1 (read
     here: its time, its host's id in the name table) or kind 0 (for the reference parser:
