@@ -43,8 +43,8 @@ def add_input_options(p: argparse.ArgumentParser, what: str = "the file") -> Non
                    help="tables: the cost of each request, a positive number (default: none, "
                         "every request costs 1)")
     g.add_argument("--reader", choices=ENGINES, default="auto",
-                   help="fast: the compiled CLF reader; reference: line by line; the same "
-                        "trace either way (default: auto, fast for CLF)")
+                   help="fast: the compiled reader of CLF, EPA and NASA TSV logs; reference: "
+                        "line by line; the same trace either way (default: auto, the fast one)")
 
 
 def read_input(path, args, option: str = "--trace", progress: bool = True):

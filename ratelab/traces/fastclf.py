@@ -10,11 +10,16 @@ the time decompression alone takes (``ratelab bench ingest`` measures it):
    parsing overlap;
 2. a numba kernel splits each block into lines exactly as Python's text reader does (``\\n``,
    ``\\r`` or ``\\r\\n``; eight bytes at a time) and reads a line's host and time where the
-   line is plainly well formed (the day and zone of the line before are reused when their
-   bytes repeat);
+   line is plainly well formed, its fields eight bytes at a time too (unaligned loads: the
+   stamp is checked and read from four words; the day and zone of the line before are
+   reused when their bytes repeat);
 3. the same kernel numbers hosts in order of first appearance in an open-addressing hash
    table of 8-byte slots (the hash's high half and the id), each name's first 16 bytes kept
-   beside it by id (an IPv4 host is compared in two words).
+   beside it by id (an IPv4 host is compared in two words, a longer name word by word); the
+   requests go straight into the reader's arrays.
+
+The same scan reads the ITA EPA-HTTP and NASA-HTTP TSV formats (``read_log``; a line parser
+each, :func:`_parse_epa` and :func:`_parse_tsv`), under the same rule.
 
 A line the kernel is not sure of — anything off the plain shape: a byte outside printable
 ASCII before the request, a field it does not expect, an impossible date or zone, a blank line
@@ -26,17 +31,21 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
 import threading
 import zlib
 from pathlib import Path
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
 from numba.core.cpu import CPUTargetOptions
 from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.extending import intrinsic
 
 from ..progress import bar
-from .loaders import GZIP_ERRORS, ZONE_MAX_MIN, LoadReport, _clf_parser, damaged
+from .loaders import (GZIP_ERRORS, ZONE_MAX_MIN, LoadReport, _clf_parser, damaged,
+                      is_tsv_header)
 
 BLOCK = 1 << 20
 """Compressed bytes read at a time (a block decompresses to about 8 MB of log)."""
@@ -53,6 +62,25 @@ compile with reference counting, only slower."""
 _SPACE = np.zeros(256, dtype=np.bool_)
 _SPACE[[c for c in range(256) if chr(c).isspace()]] = True
 _MONTHS = np.frombuffer(b"JanFebMarAprMayJunJulAugSepOctNovDec", dtype=np.uint8)
+
+
+LITTLE = sys.byteorder == "little"
+"""Whether this machine stores a word's low byte first (the words below are read as such;
+elsewhere every word is byte-swapped after it is loaded)."""
+
+
+@intrinsic
+def _load8(typingctx, arr, i):
+    """The 8 bytes of the uint8 array `arr` at i..i+8 as one little-endian uint64, read in one
+    unaligned load (no bounds check: the caller makes sure i + 8 <= len(arr))."""
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        ptr = builder.bitcast(builder.gep(ary.data, [args[1]]), ir.IntType(64).as_pointer())
+        v = builder.load(ptr, align=1)
+        if not LITTLE:
+            v = builder.call(builder.module.declare_intrinsic("llvm.bswap", [v.type]), [v])
+        return v
+    return types.uint64(arr, types.intp), codegen
 
 
 @njit(cache=True, inline="always")
@@ -90,9 +118,47 @@ def _month_days(y, m):
     return 30 if m in (4, 6, 9, 11) else 31
 
 
+
+
+@njit(cache=True, inline="always")
+def _pack(b, i, n):
+    """The n bytes at b[i:i+n] (n <= 8) as one little-endian number."""
+    v = np.uint64(0)
+    for k in range(n):
+        v |= np.uint64(b[i + k]) << np.uint64(8 * k)
+    return v
+
+
+@njit(cache=True, inline="always")
+def _word(b, i, n):
+    """The bytes at b[i:i+8] as one little-endian uint64, 0 for those at or past n."""
+    if i + 8 <= n:
+        return _load8(b, i)
+    return _pack(b, i, max(0, n - i))
+
+
+_H = np.uint64(0x8080808080808080)
+_B33 = np.uint64(0x5F5F5F5F5F5F5F5F)  # 128 - 33 in each byte
+_B1 = np.uint64(0x0101010101010101)
+
+
+@njit(cache=True, inline="always")
+def _unprintable(x):
+    """0x80 in each byte of x outside printable ASCII without space (33..126), 0 in every
+    other (exact: no carry crosses a byte)."""
+    low = x & _LOW7
+    return (x & _H) | (~(low + _B33) & _H) | ((low + _B1) & _H)
+
+
 @njit(cache=True, inline="always")
 def _token(b, p, e):
-    """The end of a run of printable ASCII (no space) from p; p itself when there is none."""
+    """The end of a run of printable ASCII (no space) from p; p itself when there is none
+    (eight bytes at a time)."""
+    while p + 8 <= e:
+        m = _unprintable(_load8(b, p))
+        if m != 0:
+            return p + (np.int64(trailing_zeros(m)) >> 3)
+        p += 8
     while p < e and 33 <= b[p] <= 126:
         p += 1
     return p
@@ -100,6 +166,10 @@ def _token(b, p, e):
 
 ACCEPT, SLOW, MORE = 0, 1, 2
 """What the kernel made of a line: read it; leave it to the reference; needs the next block."""
+
+CLF, EPA, TSV = 0, 1, 2
+"""The formats the kernel reads (by number): "clf", "epa", "nasa-tsv"."""
+FORMAT_NUMBERS = {"clf": CLF, "epa": EPA, "nasa-tsv": TSV}
 
 
 @njit(cache=True, inline="always")
@@ -129,23 +199,32 @@ def _zeros(v):
     return ~(((v & _LOW7) + _LOW7) | v | _LOW7)
 
 
+_BELOW14 = np.uint64(0x0E0E0E0E0E0E0E0E)
+
+
 @njit(cache=True, inline="always")
 def _eol(b, w, i, n):
     """The first i' >= i with b[i'] a \n or \r, or n: eight bytes at a time (w is b seen as
-    little-endian uint64 words; the bytes of the first word before i are masked off)."""
+    little-endian uint64 words; the bytes of the first word before i are masked off).
+
+    A word is first tested for any byte below 14 (three operations, exact as a yes/no: a
+    byte below 14 always sets its flag, whatever borrows from below); only then are its
+    \n and \r found exactly."""
     k = i >> 3
     nw = len(w)
     if k < nw:
         x = w[k]
-        m = (_zeros(x ^ _LF) | _zeros(x ^ _CR)) & (_ALL << np.uint64(8 * (i & 7)))
-        while m == 0:
+        keep = _ALL << np.uint64(8 * (i & 7))
+        while True:
+            if (x - _BELOW14) & ~x & _H & keep:
+                m = (_zeros(x ^ _LF) | _zeros(x ^ _CR)) & keep
+                if m != 0:
+                    return (k << 3) + (np.int64(trailing_zeros(m)) >> 3)
+            keep = _ALL
             k += 1
             if k == nw:
                 break
             x = w[k]
-            m = _zeros(x ^ _LF) | _zeros(x ^ _CR)
-        if m != 0:
-            return (k << 3) + (np.int64(trailing_zeros(m)) >> 3)
         i = k << 3
     while i < n:
         c = b[i]
@@ -164,56 +243,104 @@ for _k in range(12):
     _MONTH_OF[((int(_c1) & 31) << 5) | (int(_c2) & 31)] = _k + 1
 
 
+def _bytes(*pairs) -> tuple[np.uint64, np.uint64]:
+    """(mask, pattern) of a word whose byte i must be c, for each (i, c) in pairs."""
+    mask = pattern = 0
+    for i, c in pairs:
+        mask |= 0xFF << (8 * i)
+        pattern |= ord(c) << (8 * i)
+    return np.uint64(mask), np.uint64(pattern)
+
+
+def _nibbles(*at) -> tuple[np.uint64, np.uint64]:
+    """(0xF0 and 0x06 in each byte listed): what :func:`_digits` tests a word's bytes with."""
+    return (np.uint64(sum(0xF0 << (8 * i) for i in at)),
+            np.uint64(sum(0x06 << (8 * i) for i in at)))
+
+
+# The stamp "[dd/Mon/yyyy:hh:mm:ss +zzzz] \"" read as four words from its "[": the
+# punctuation each must hold, and which of their bytes are digits.
+_W0_MASK, _W0_PUNCT = _bytes((0, "["), (3, "/"), (7, "/"))
+_W1_MASK, _W1_PUNCT = _bytes((4, ":"), (7, ":"))
+_W2_MASK, _W2_PUNCT = _bytes((2, ":"), (5, " "))
+_W3_MASK, _W3_PUNCT = _bytes((3, "]"), (4, " "), (5, '"'))
+_W0_HI, _W0_SIX = _nibbles(1, 2)
+_W1_HI, _W1_SIX = _nibbles(0, 1, 2, 3, 5, 6)
+_W2_HI, _W2_SIX = _nibbles(0, 1, 3, 4, 7)
+_W3_HI, _W3_SIX = _nibbles(0, 1, 2)
+_DASHES_MASK, _DASHES = _bytes((0, " "), (1, "-"), (2, " "), (3, "-"), (4, " "), (5, "["))
+_LOW24 = np.uint64(0xFFFFFF)
+_LOW40 = np.uint64(0xFFFFFFFFFF)
+
+
 @njit(cache=True, inline="always")
-def _pack(b, i, n):
-    """The n bytes at b[i:i+n] (n <= 8) as one little-endian number."""
-    v = np.uint64(0)
-    for k in range(n):
-        v |= np.uint64(b[i + k]) << np.uint64(8 * k)
-    return v
+def _digits(x, hi, six) -> bool:
+    """Whether the bytes of x that hi (0xF0 each) and six (0x06 each) pick are all ASCII
+    digits: their high nibble is 3, and still 3 once 6 is added (exact: 0x30..0x3F + 6 does
+    not carry)."""
+    return (x & hi) == (hi & np.uint64(0x3333333333333333)) \
+        and ((x + six) & hi) == (hi & np.uint64(0x3333333333333333))
 
 
-@njit(cache=True, **NO_REFCOUNTS)
+@njit(cache=True, inline="always")
+def _at(x, i):
+    """Byte i of the word x, as an int."""
+    return np.int64((x >> np.uint64(8 * i)) & np.uint64(0xFF))
+
+
+@njit(cache=True, inline="always", **NO_REFCOUNTS)
 def _parse(b, w, s, n, final, months, space, zone_max, memo):
     """(what, time, host end, content end) for the CLF line starting at b[s].
 
     what is ACCEPT when the line is plainly well formed (then the rest is set), SLOW when
     the reference parser must judge it, MORE when the block ends inside it. memo holds the
     last day and zone read (their bytes packed in two words, and the day's first second in
-    that zone), since a log's lines repeat them.
+    that zone), since a log's lines repeat them. Fields are read eight bytes at a time.
     """
     he = _token(b, s, n)  # host, ident, authuser: printable ASCII, one space after each
     if he == s or he >= n or b[he] != 32:
         return SLOW, 0.0, -1, -1
-    p = _token(b, he + 1, n)
-    if p == he + 1 or p >= n or b[p] != 32:
-        return SLOW, 0.0, -1, -1
-    q = _token(b, p + 1, n)
-    if q == p + 1 or q >= n or b[q] != 32:
-        return SLOW, 0.0, -1, -1
-    p = q + 1  # [dd/Mon/yyyy:hh:mm:ss +zzzz] "
+    if (_word(b, he, n) & _DASHES_MASK) == _DASHES:  # " - - [": no ident, no user
+        p = he + 5
+    else:
+        p = _token(b, he + 1, n)
+        if p == he + 1 or p >= n or b[p] != 32:
+            return SLOW, 0.0, -1, -1
+        q = _token(b, p + 1, n)
+        if q == p + 1 or q >= n or b[q] != 32:
+            return SLOW, 0.0, -1, -1
+        p = q + 1
+    # [dd/Mon/yyyy:hh:mm:ss +zzzz] "  (30 bytes, in four words)
     if p + 30 > n:
         return (SLOW if final else MORE), 0.0, -1, -1
-    if b[p] != 91 or b[p + 3] != 47 or b[p + 7] != 47 or b[p + 12] != 58 \
-            or b[p + 15] != 58 or b[p + 18] != 58 or b[p + 21] != 32 or b[p + 27] != 93 \
-            or b[p + 28] != 32 or b[p + 29] != 34 or (b[p + 22] != 43 and b[p + 22] != 45):
+    w0, w1, w2, w3 = _word(b, p, n), _word(b, p + 8, n), _word(b, p + 16, n), \
+        _word(b, p + 24, n)
+    sign = _at(w2, 6)
+    if (w0 & _W0_MASK) != _W0_PUNCT or (w1 & _W1_MASK) != _W1_PUNCT \
+            or (w2 & _W2_MASK) != _W2_PUNCT or (w3 & _W3_MASK) != _W3_PUNCT \
+            or (sign != 43 and sign != 45) or not _digits(w0, _W0_HI, _W0_SIX) \
+            or not _digits(w1, _W1_HI, _W1_SIX) or not _digits(w2, _W2_HI, _W2_SIX) \
+            or not _digits(w3, _W3_HI, _W3_SIX):
         return SLOW, 0.0, -1, -1
-    hh, mi, ss = _num(b, p + 13, 2), _num(b, p + 16, 2), _num(b, p + 19, 2)
-    if hh < 0 or hh > 23 or mi < 0 or mi > 59 or ss < 0 or ss > 60:
+    hh = (_at(w1, 5) - 48) * 10 + _at(w1, 6) - 48
+    mi = (_at(w2, 0) - 48) * 10 + _at(w2, 1) - 48
+    ss = (_at(w2, 3) - 48) * 10 + _at(w2, 4) - 48
+    if hh > 23 or mi > 59 or ss > 60:
         return SLOW, 0.0, -1, -1
-    day = _pack(b, p + 1, 8)  # dd/Mon/y
-    rest = _pack(b, p + 9, 3) | (_pack(b, p + 22, 5) << np.uint64(24))  # yyy, the zone
-    if day == np.uint64(memo[0]) and rest == np.uint64(memo[1]):
+    day = (w0 >> np.uint64(8)) | (w1 << np.uint64(56))  # dd/Mon/y
+    rest = ((w1 >> np.uint64(8)) & _LOW24) \
+        | ((((w2 >> np.uint64(48)) | (w3 << np.uint64(16))) & _LOW40) << np.uint64(24))
+    if day == np.uint64(memo[0]) and rest == np.uint64(memo[1]):  # yyy, the zone
         base = memo[2]
     else:
         d, y = _num(b, p + 1, 2), _num(b, p + 8, 4)
         zh, zm = _num(b, p + 23, 2), _num(b, p + 25, 2)
         mon = np.int64(_MONTH_OF[((b[p + 5] & 31) << 5) | (b[p + 6] & 31)])
         if mon == 0 or b[p + 4] != months[3 * mon - 3] or b[p + 5] != months[3 * mon - 2] \
-                or b[p + 6] != months[3 * mon - 1] or d < 1 or y < 1 or zh < 0 or zm < 0 \
+                or b[p + 6] != months[3 * mon - 1] or d < 1 or y < 1 \
                 or zm > 59 or zh * 60 + zm > zone_max or d > _month_days(y, mon):
             return SLOW, 0.0, -1, -1
-        off = (zh * 3600 + zm * 60) * (-1 if b[p + 22] == 45 else 1)
+        off = (zh * 3600 + zm * 60) * (-1 if sign == 45 else 1)
         base = _days_from_civil(y, mon, d) * 86400 - off
         memo[0], memo[1], memo[2] = np.int64(day), np.int64(rest), base
     # The prefix holds no line break (every byte of it was checked), so the line's content
@@ -253,21 +380,136 @@ def _parse(b, w, s, n, final, months, space, zone_max, memo):
     return ACCEPT, float(base + hh * 3600 + mi * 60 + ss), he, e
 
 
-_K1 = np.uint64(0x9E3779B97F4A7C15)
-_K2 = np.uint64(0xC2B2AE3D27D4EB4F)
-_FNV = np.uint64(1099511628211)
+_TAB = np.uint64(0x0909090909090909)
 
 
 @njit(cache=True, inline="always")
-def _key(b, s, e):
-    """(first 8 bytes, next 8 bytes, hash) of the name b[s:e]: the bytes as little-endian
-    numbers, 0-padded; the hash mixes them, the size and (FNV-1a) any bytes past 16."""
+def _tab(b, i, e):
+    """The first i' >= i with b[i'] a tab, or e (eight bytes at a time)."""
+    while i + 8 <= e:
+        m = _zeros(_load8(b, i) ^ _TAB)
+        if m != 0:
+            return i + (np.int64(trailing_zeros(m)) >> 3)
+        i += 8
+    while i < e and b[i] != 9:
+        i += 1
+    return i
+
+
+DIGITS_MAX = 18
+"""The most digits a number read by the kernel may have (it then fits an int64); a longer
+one goes to the reference parser."""
+
+
+@njit(cache=True, inline="always")
+def _number(b, i, e):
+    """The number written in ASCII digits over all of b[i:e] (1 to DIGITS_MAX of them), or
+    -1 when it is not one."""
+    if e <= i or e - i > DIGITS_MAX:
+        return -1
+    v = 0
+    for k in range(i, e):
+        c = b[k]
+        if c < 48 or c > 57:
+            return -1
+        v = v * 10 + (c - 48)
+    return v
+
+
+@njit(cache=True, inline="always", **NO_REFCOUNTS)
+def _parse_epa(b, w, s, n, final, base, days):
+    """(what, time, host end, content end) for the EPA-HTTP line starting at b[s], as
+    :func:`_parse`: ``host [dd:hh:mm:ss] "request" status [bytes]``, ACCEPT only when the
+    line is plainly so (a printable-ASCII host, no space after the status or bytes)."""
+    e = _eol(b, w, s, n)
+    if e == n and not final:
+        return MORE, 0.0, -1, -1
+    he = _token(b, s, e)
+    p = he + 2  # dd:hh:mm:ss] "   (14 bytes)
+    if he == s or p + 14 > e or b[he] != 32 or b[he + 1] != 91 or b[p + 2] != 58 \
+            or b[p + 5] != 58 or b[p + 8] != 58 or b[p + 11] != 93 or b[p + 12] != 32 \
+            or b[p + 13] != 34:
+        return SLOW, 0.0, -1, -1
+    d, hh, mi, ss = _num(b, p, 2), _num(b, p + 3, 2), _num(b, p + 6, 2), _num(b, p + 9, 2)
+    if d < 1 or d > days or hh < 0 or hh > 23 or mi < 0 or mi > 59 or ss < 0 or ss > 60:
+        return SLOW, 0.0, -1, -1
+    # '" ddd' or '" ddd bytes' ends the line, its quote after the request's opening one
+    r = p + 14
+    t = e - 1
+    if t >= r and b[t] == 45:
+        t -= 1
+    else:
+        while t >= r and _digit(b[t]):
+            t -= 1
+    ok = t < e - 1 and t - 5 >= r and b[t] == 32 and b[t - 4] == 32 \
+        and b[t - 5] == 34 and _digit(b[t - 1]) and _digit(b[t - 2]) and _digit(b[t - 3]) \
+        and (b[e - 1] != 45 or t == e - 2)
+    if not ok:  # no bytes field
+        t = e
+        ok = t - 5 >= r and b[t - 4] == 32 and b[t - 5] == 34 and _digit(b[t - 1]) \
+            and _digit(b[t - 2]) and _digit(b[t - 3])
+    if not ok:
+        return SLOW, 0.0, -1, -1
+    return ACCEPT, base + d * 86400 + hh * 3600 + mi * 60 + ss, he, e
+
+
+@njit(cache=True, inline="always", **NO_REFCOUNTS)
+def _parse_tsv(b, w, s, n, final):
+    """(what, time, host end, content end) for the NASA-HTTP TSV line starting at b[s], as
+    :func:`_parse`: host, logname, time (epoch seconds), method, url, response, bytes (or
+    "-"), then nothing but tabs. ACCEPT only when the line is plainly so (a printable-ASCII
+    host, numbers of plain digits); anything else, the header among it, goes to the
+    reference."""
+    e = _eol(b, w, s, n)
+    if e == n and not final:
+        return MORE, 0.0, -1, -1
+    he = _token(b, s, e)
+    if he == s or he >= e or b[he] != 9:
+        return SLOW, 0.0, -1, -1
+    a = _tab(b, he + 1, e)  # logname
+    z = _tab(b, a + 1, e) if a < e else e
+    t = _number(b, a + 1, z)  # time
+    if t < 0 or z >= e:
+        return SLOW, 0.0, -1, -1
+    a = _tab(b, z + 1, e)  # method
+    a = _tab(b, a + 1, e) if a < e else e  # url
+    z = _tab(b, a + 1, e) if a < e else e
+    if a >= e or _number(b, a + 1, z) < 0 or z >= e:  # response
+        return SLOW, 0.0, -1, -1
+    a = _tab(b, z + 1, e)  # bytes
+    if not ((a == z + 2 and b[z + 1] == 45) or _number(b, z + 1, a) >= 0):
+        return SLOW, 0.0, -1, -1
+    while a < e:  # nothing but empty fields after
+        if b[a] != 9:
+            return SLOW, 0.0, -1, -1
+        a += 1
+    return ACCEPT, float(t), he, e
+
+
+_K1 = np.uint64(0x9E3779B97F4A7C15)
+_K2 = np.uint64(0xC2B2AE3D27D4EB4F)
+
+
+@njit(cache=True, inline="always")
+def _first(k):
+    """A mask of a word's first k bytes (all eight when k >= 8)."""
+    if k >= 8:
+        return _ALL
+    return (np.uint64(1) << np.uint64(8 * k)) - np.uint64(1)
+
+
+@njit(cache=True, inline="always")
+def _key(b, s, e, n):
+    """(first 8 bytes, next 8 bytes, hash) of the name b[s:e] (b holds n bytes): the bytes
+    as little-endian numbers, 0-padded; the hash mixes them, the size and any bytes past 16,
+    eight at a time."""
     size = e - s
-    lo = _pack(b, s, min(size, 8))
-    hi = _pack(b, s + 8, min(size, 16) - 8) if size > 8 else np.uint64(0)
+    lo = _word(b, s, n) & _first(size)
+    hi = _word(b, s + 8, n) & _first(size - 8) if size > 8 else np.uint64(0)
     h = np.uint64(size)
-    for i in range(s + 16, e):
-        h = (h ^ np.uint64(b[i])) * _FNV
+    for i in range(s + 16, e, 8):
+        h = (h ^ (_word(b, i, n) & _first(e - i))) * _K2
+        h ^= h >> np.uint64(31)
     h ^= (lo * _K1) ^ ((hi ^ (hi >> np.uint64(29))) * _K2)
     h ^= h >> np.uint64(32)
     h *= _K1
@@ -293,7 +535,8 @@ def _intern(b, s, e, slots, ents, names, count, used):
     (:func:`_room`).
     """
     size = e - s
-    lo, hi, h = _key(b, s, e)
+    n = len(b)
+    lo, hi, h = _key(b, s, e, n)
     wrap = len(slots) - 1
     tag = np.int64(h >> np.uint64(32)) << 32
     j = np.int64(h & np.uint64(wrap))
@@ -308,8 +551,8 @@ def _intern(b, s, e, slots, ents, names, count, used):
                     and np.uint64(ents[ENT * k + 1]) == hi:
                 same = True
                 a = x >> 32
-                for i in range(16, size):
-                    if names[a + i] != b[s + i]:
+                for i in range(16, size, 8):  # past 16 bytes: eight at a time
+                    if (_word(names, a + i, len(names)) ^ _word(b, s + i, n)) & _first(size - i):
                         same = False
                         break
                 if same:
@@ -341,7 +584,7 @@ def _grown(size, slots, ents, names, count, used):
         for k in range(count):
             x = ents[ENT * k + 2]
             a = x >> 32
-            h = _key(names, a, a + (x & _LOW32))[2]
+            h = _key(names, a, a + (x & _LOW32), len(names))[2]
             j = np.int64(h & np.uint64(wrap))
             while slots[j] != 0:
                 j = (j + 1) & wrap
@@ -358,10 +601,11 @@ def _grown(size, slots, ents, names, count, used):
 
 
 @njit(cache=True, nogil=True, **NO_REFCOUNTS)
-def _scan(b, w, pos, final, line_no, months, space, zone_max, memo, kind, times, keys, lines,
-          slow_start, slow_end, slots, ents, names, count, used):
-    """Read the lines of b from pos until b ends, only an unfinished line is left (unless
-    `final`), the output arrays are full, or the name table needs to grow.
+def _scan(b, w, pos, final, line_no, fmt, months, space, zone_max, memo, epa_base, epa_days,
+          kind, times, keys, lines, slow_start, slow_end, slots, ents, names, count, used):
+    """Read the lines of b (in the format numbered fmt: CLF, EPA or TSV) from pos until b
+    ends, only an unfinished line is left (unless `final`), the output arrays are full, or
+    the name table needs to grow.
 
     w is b seen as uint64 words (for :func:`_eol`). Every line is one entry: kind 1 (read
     here: its time, its host's id in the name table) or kind 0 (for the reference parser:
@@ -375,7 +619,12 @@ def _scan(b, w, pos, final, line_no, months, space, zone_max, memo, kind, times,
     k = 0
     ns = 0
     while k < cap and pos < n:
-        what, t, he, te = _parse(b, w, pos, n, final, months, space, zone_max, memo)
+        if fmt == CLF:
+            what, t, he, te = _parse(b, w, pos, n, final, months, space, zone_max, memo)
+        elif fmt == EPA:
+            what, t, he, te = _parse_epa(b, w, pos, n, final, epa_base, epa_days)
+        else:
+            what, t, he, te = _parse_tsv(b, w, pos, n, final)
         if what == MORE:
             break
         if what == ACCEPT and not _room(he - pos, slots, ents, names, count, used):
@@ -516,7 +765,48 @@ def _ahead(blocks, depth: int = 4):
 
 
 CAP = 1 << 18
-"""Lines per call of the kernel (the output arrays are reused)."""
+"""Lines per call of the kernel."""
+
+BYTES_PER_LINE = 64
+"""What the requests' arrays are first sized for: one request per this many bytes of the
+decompressed log (a CLF line is about 90); they grow (doubling) when a log holds more."""
+
+
+class _Requests:
+    """The requests read so far: times, key ids and line numbers, in arrays the kernel
+    writes into directly (no copy per call, none joined at the end)."""
+
+    def __init__(self, lines: int) -> None:
+        self.n = 0
+        self.time = np.empty(lines, np.float64)
+        self.key = np.empty(lines, np.int32)
+        self.line = np.empty(lines, np.int64)
+
+    def room(self, more: int):
+        """(time, key, line): the arrays' next `more` places, grown first where short."""
+        if self.n + more > len(self.time):
+            size = max(2 * len(self.time), self.n + more)
+            for name in ("time", "key", "line"):
+                bigger = np.empty(size, getattr(self, name).dtype)
+                bigger[:self.n] = getattr(self, name)[:self.n]
+                setattr(self, name, bigger)
+        end = self.n + more
+        return self.time[self.n:end], self.key[self.n:end], self.line[self.n:end]
+
+    def arrays(self):
+        """(times, key ids, line numbers) read."""
+        return self.time[:self.n], self.key[:self.n], self.line[:self.n]
+
+
+def _inflated_size(path: Path) -> int:
+    """About how many bytes the file at `path` decompresses to: the size its gzip trailer
+    gives (mod 2**32, of the last member only: a guess), or its size when it is not gzip."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        if f.read(2) != b"\x1f\x8b" or size < 18:
+            return size
+        f.seek(-4, os.SEEK_END)
+        return max(size, int.from_bytes(f.read(4), "little"))
 
 
 def read_clf(path: Path, report: LoadReport, max_examples: int, progress: bool):
@@ -524,12 +814,24 @@ def read_clf(path: Path, report: LoadReport, max_examples: int, progress: bool):
 
     Fills report.lines and the malformed tally, exactly as the reference reader does.
     """
-    parse = _clf_parser()
+    return read_log(path, "clf", _clf_parser(), report, max_examples, progress)
+
+
+def read_log(path: Path, fmt: str, parse, report: LoadReport, max_examples: int,
+             progress: bool, epa_base: float = 0.0, epa_days: int = 0):
+    """Times, key ids, line numbers and key names of the log at `path` in the format `fmt`
+    ("clf", "epa" or "nasa-tsv"), in file order; `parse` is the reference's parser of one
+    line of it, which judges every line the kernel is not sure of.
+
+    Fills report.lines, report.header and the malformed tally, exactly as the reference
+    reader does. epa_base and epa_days: for EPA, the time of day 0 and the days of the month
+    (see loaders._epa_parser).
+    """
     table = _Names()
-    out = (np.empty(CAP, np.int8), np.empty(CAP, np.float64), np.empty(CAP, np.int32),
-           np.empty(CAP, np.int64), np.empty(CAP, np.int64), np.empty(CAP, np.int64),
+    out = (np.empty(CAP, np.int8), np.empty(CAP, np.int64), np.empty(CAP, np.int64),
            np.full(3, -1, np.int64))  # the last day and zone read (see _parse)
-    times, keys, line_nos = [], [], []
+    how = (FORMAT_NUMBERS[fmt], float(epa_base), int(epa_days))
+    got = _Requests(_inflated_size(path) // BYTES_PER_LINE + CAP)
     line_no = 0
     carry = b""
     blocks = _ahead(_blocks(path, progress))
@@ -552,26 +854,29 @@ def read_clf(path: Path, report: LoadReport, max_examples: int, progress: bool):
                 if i and carry:  # the first part ended in a \r that a \n may follow
                     data, start = carry + data[start:], 0
                 line_no, used = _scan_all(data, start, final and i == len(parts) - 1,
-                                          line_no, out, table, parse, report, max_examples,
-                                          times, keys, line_nos)
+                                          line_no, how, out, table, parse, report,
+                                          max_examples, got)
                 carry = data[used:]
             if final:
                 break
     except GZIP_ERRORS as e:
         raise damaged(path, e, line_no) from None
     report.lines = line_no
-    cat = (lambda xs, t: np.concatenate(xs) if xs else np.empty(0, t))
-    return (cat(times, np.float64), cat(keys, np.int32), cat(line_nos, np.int64),
-            table.to_list())
+    return (*got.arrays(), table.to_list())
 
 
 def _first_end(block: bytes) -> int:
     """Where a line that began in an earlier block ends in `block`: just past its first
-    terminator (\n, \r\n or \r); -1 when there is none, or only a \r as the last byte."""
-    ends = [i for i in (block.find(b"\n"), block.find(b"\r")) if i >= 0]
-    if not ends:
+    terminator (\n, \r\n or \r); -1 when there is none, or only a \r as the last byte.
+
+    A \r is looked for only before the first \n: a log without any \r is not searched to
+    its end in every block."""
+    i = block.find(b"\n")
+    r = block.find(b"\r", 0, i if i >= 0 else len(block))
+    if r >= 0:
+        i = r
+    if i < 0:
         return -1
-    i = min(ends)
     if block[i] == 10:
         return i + 1
     if i + 1 == len(block):
@@ -579,40 +884,47 @@ def _first_end(block: bytes) -> int:
     return i + 2 if block[i + 1] == 10 else i + 1
 
 
-def _scan_all(data: bytes, start: int, final: bool, line_no: int, out, table: _Names, parse,
-              report: LoadReport, max_examples: int, times, keys, line_nos):
-    """Scan `data` from `start` with the kernel as far as whole lines go; returns (line
-    number, where the bytes not used start)."""
+def _scan_all(data: bytes, start: int, final: bool, line_no: int, how, out, table: _Names,
+              parse, report: LoadReport, max_examples: int, got: _Requests):
+    """Scan `data` from `start` with the kernel as far as whole lines go, the requests into
+    `got`; returns (line number, where the bytes not used start)."""
     buf = np.frombuffer(data, dtype=np.uint8)
     words = np.frombuffer(data, dtype="<u8", count=len(data) // 8)
-    kind, t, key, ln, s0, s1, memo = out
+    kind, s0, s1, memo = out
+    fmt, epa_base, epa_days = how
     pos = start
     while pos < len(buf):
+        t, key, ln = got.room(CAP)
         pos, k, ns, line_no, table.count, table.used, full = _scan(
-            buf, words, pos, final, line_no, _MONTHS, _SPACE, ZONE_MAX_MIN, memo, kind, t, key,
-            ln, s0, s1, table.slots, table.ents, table.names, table.count,
-            table.used)
+            buf, words, pos, final, line_no, fmt, _MONTHS, _SPACE, ZONE_MAX_MIN, memo, epa_base,
+            epa_days, kind, t, key, ln, s0, s1, table.slots, table.ents, table.names,
+            table.count, table.used)
         if full >= 0:
             table.make_room(full)
         if k == 0:
             if full >= 0:
                 continue
             break
-        keep = slice(None, k)
-        if ns:
+        if ns:  # the entries the kernel left to the reference (the last, as it stops there)
             keep = kind[:k].astype(bool)
             for j, a, z in zip(np.flatnonzero(~keep).tolist(), s0[:ns].tolist(),
                                s1[:ns].tolist()):
                 line = data[a:z].decode("latin-1")
-                got = parse(line)
-                if got is None:
+                if fmt == TSV and ln[j] == 1 and is_tsv_header(line):
+                    report.header = True
+                    continue
+                read = parse(line)
+                if read is None:
                     report.malformed += 1
                     if len(report.malformed_examples) < max_examples:
                         report.malformed_examples.append((int(ln[j]), line.rstrip("\r\n")))
                     continue
                 keep[j] = True
-                t[j], key[j] = got[1], table.add(got[0])
-        times.append(t[:k][keep].copy())
-        keys.append(key[:k][keep].copy())
-        line_nos.append(ln[:k][keep].copy())
+                t[j], key[j] = read[1], table.add(read[0])
+            if not keep.all():  # the requests close up over the lines that were none
+                m = int(np.count_nonzero(keep))
+                for a in (t, key, ln):
+                    a[:m] = a[:k][keep]
+                k = m
+        got.n += k
     return line_no, pos

@@ -125,9 +125,14 @@ def open_text(path) -> Iterator[io.TextIOBase]:
             text.close()
 
 
+def is_tsv_header(line: str) -> bool:
+    """Whether `line` is the NASA-HTTP TSV's header (the column names)."""
+    return line.rstrip("\r\n").split("\t")[:7] == NASA_TSV_HEADER
+
+
 def detect_format(first_line: str) -> str:
     """The format of a log, judged by its first line: "nasa-tsv", "epa" or "clf"."""
-    if first_line.rstrip("\r\n").split("\t")[:7] == NASA_TSV_HEADER or "\t" in first_line:
+    if is_tsv_header(first_line) or "\t" in first_line:
         return "nasa-tsv"
     if _EPA.match(first_line):
         return "epa"
@@ -224,9 +229,15 @@ def _clf_parser() -> Callable[[str], tuple[str, float] | None]:
     return parse
 
 
-def _epa_parser(year: int, month: int, utc_offset_s: float):
+def _epa_month(year: int, month: int, utc_offset_s: float) -> tuple[float, int]:
+    """(time of the EPA log's day 0 — the day before the month's first — in seconds since
+    the epoch, days of the month): an EPA line's time is base + day * 86400 + h:m:s."""
     base = calendar.timegm((year, month, 1, 0, 0, 0)) - utc_offset_s - 86400
-    days = calendar.monthrange(year, month)[1]
+    return base, calendar.monthrange(year, month)[1]
+
+
+def _epa_parser(year: int, month: int, utc_offset_s: float):
+    base, days = _epa_month(year, month, utc_offset_s)
 
     def parse(line: str):
         m = _EPA.match(line)
@@ -260,8 +271,8 @@ def _nasa_tsv_parser():
 # ---------------------------------------------------------------- the loader
 
 ENGINES = ("auto", "fast", "reference")
-"""fast: the compiled CLF reader (ratelab.traces.fastclf); reference: line by line, readable.
-auto: fast for CLF, reference for the other log formats; both give the same trace and report."""
+"""fast: the compiled reader (ratelab.traces.fastclf: CLF, EPA and NASA TSV); reference: line
+by line, readable. auto: the fast one. Both give the same trace and report."""
 
 
 class NoRequestsError(ValueError):
@@ -360,14 +371,16 @@ def load_log(path, format: str = "auto", *, engine: str = "auto", progress: bool
     except GZIP_ERRORS as e:
         raise damaged(path, e) from None
     report = LoadReport(source=path.name, format=fmt)
-    if fmt == "clf" and engine != "reference":
-        from .fastclf import read_clf
+    parse = {"clf": _clf_parser,
+             "epa": lambda: _epa_parser(epa_year, epa_month, epa_utc_offset_h * 3600),
+             "nasa-tsv": _nasa_tsv_parser}[fmt]()
+    if engine != "reference":
+        from .fastclf import read_log
 
-        time, key, line_no, names = read_clf(path, report, max_examples, progress)
+        base, days = _epa_month(epa_year, epa_month, epa_utc_offset_h * 3600)
+        time, key, line_no, names = read_log(path, fmt, parse, report, max_examples, progress,
+                                             base, days)
     else:
-        parse = {"clf": _clf_parser,
-                 "epa": lambda: _epa_parser(epa_year, epa_month, epa_utc_offset_h * 3600),
-                 "nasa-tsv": _nasa_tsv_parser}[fmt]()
         time, key, line_no, names = _read_lines(path, fmt, parse, report, max_examples,
                                                 progress)
     return finish(path, report, time, key, line_no, names, None, max_examples=max_examples,
@@ -389,8 +402,7 @@ def _read_lines(path: Path, fmt: str, parse, report: LoadReport, max_examples: i
                                        progress=progress) as b:
             raw = f.raw_file  # type: ignore[attr-defined]
             for n, line in enumerate(f, start=1):
-                if n == 1 and fmt == "nasa-tsv" and line.rstrip("\r\n").split("\t")[:7] \
-                        == NASA_TSV_HEADER:
+                if n == 1 and fmt == "nasa-tsv" and is_tsv_header(line):
                     report.header = True
                     continue
                 got = parse(line)
@@ -435,7 +447,8 @@ def finish(path: Path, report: LoadReport, time: np.ndarray, key: np.ndarray,
     report.first_time, report.last_time = float(time[0]), float(time[-1])
     if warn and not report.clean:
         warnings.warn(report.brief(), LoadWarning, stacklevel=3)
-    return Trace(np.array(time, dtype=np.float64), np.array(key, dtype=np.int32),
-                 None if cost is None else np.array(cost, dtype=np.float64), list(names),
+    # the arrays are the reader's own: not copied again (only where a dtype differs)
+    return Trace(np.asarray(time, dtype=np.float64), np.asarray(key, dtype=np.int32),
+                 None if cost is None else np.asarray(cost, dtype=np.float64), list(names),
                  {"report": report, "out_of_order": report.out_of_order, "source": str(path),
                   "format": report.format, **(meta or {})})

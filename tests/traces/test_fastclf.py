@@ -202,3 +202,60 @@ def test_a_stamp_read_again_only_when_its_day_and_zone_bytes_repeat(tmp_path):
               + (":60 " in s) for s in good]
     np.testing.assert_array_equal(fast.time, sorted(expect))
     assert fast.meta["report"].malformed == 2
+
+
+@pytest.mark.parametrize("block, start", [
+    (b"abc\ndef", 4), (b"abc\r\ndef", 5), (b"abc\rdef", 4), (b"\n", 1), (b"\r\n", 2),
+    (b"abc\r", -1), (b"abc", -1), (b"", -1), (b"a\nb\rc", 2), (b"a\rb\nc", 2),
+])
+def test_first_end_of_a_line_begun_in_an_earlier_block(block, start):
+    assert fastclf._first_end(block) == start
+
+
+class _Searched(bytes):
+    """bytes that record how far each find() may look."""
+
+    spans: list
+
+    def find(self, sub, start=0, end=None):
+        self.spans.append((sub, start, len(self) if end is None else end))
+        return bytes.find(self, sub, start, len(self) if end is None else end)
+
+
+def test_first_end_looks_for_a_carriage_return_only_before_the_first_line_feed():
+    """A log without \\r: each block is searched only up to its first \\n, not to its end
+    (once per block, that search was as long as the block)."""
+    block = _Searched(b"x" * 10 + b"\n" + b"y" * 1_000_000)
+    block.spans = []
+    assert fastclf._first_end(block) == 11
+    assert [end for sub, _, end in block.spans if sub == b"\r"] == [10]
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+def test_lines_cut_short_anywhere_and_split_across_blocks(tmp_path, monkeypatch, ending):
+    """Every prefix of a good line (as a crash mid-write leaves), each followed by a good
+    line, read through blocks of a few bytes: the two readers agree, and only the
+    prefixes short of a whole line are malformed."""
+    lines = [x for k in range(len(GOOD) + 1) for x in (GOOD[:k], GOOD.replace("55", f"{k}"))]
+    path = tmp_path / "cut.log.gz"
+    path.write_bytes(gzip.compress((ending.join(lines) + ending).encode()))
+    monkeypatch.setattr(fastclf, "BLOCK", 5)
+    fast, ref = both(path, max_examples=1000)
+    assert_same(fast, ref)
+    r = fast.meta["report"]
+    assert r.lines == len(lines)
+    # a prefix is a request once it holds the status and at least one digit of the bytes
+    assert len(fast) == len(GOOD) + 1 + 4
+
+
+@examples(200)
+@given(st.binary(max_size=64).map(lambda b: bytes(c % 16 if c < 128 else c for c in b)),
+       st.integers(0, 70))
+def test_line_end_search_eight_bytes_at_a_time(data, start):
+    """_eol finds the first \\n or \\r at or after `start`, bytes below 14 (false alarms
+    for the word test) and all, as a plain byte loop does."""
+    b = np.frombuffer(data, np.uint8)
+    w = np.frombuffer(data, "<u8", count=len(data) // 8)
+    start = min(start, len(data))
+    expect = next((i for i in range(start, len(data)) if data[i] in b"\r\n"), len(data))
+    assert fastclf._eol(b, w, start, len(data)) == expect
