@@ -36,6 +36,10 @@ POPULATION_HELP = {
     "bot": "share of periodic bots",
     "abuser": "share of abusive sources (floods in attack periods)",
     "abuser_volume": "volume multiplier of abusive sources",
+    "bot_volume": "volume multiplier of bots",
+    "app_volume": "volume multiplier of apps",
+    "app_shape": "shape of an app's burst: 1 an even rate, above 1 starts hard and tails off, "
+                 "below 1 builds up",
     "page_requests": "mean requests per page view",
     "object_gap_s": "mean gap between requests of one page",
     "session_s": "mean browsing session",
@@ -52,7 +56,8 @@ POPULATION_TYPES = {
     "sources": count, "requests": count, "chunk_requests": count, "seed": seed,
     "human": share, "app": share, "bot": share, "abuser": share, "bot_aligned": share,
     "human_duty": share, "volume_sigma": non_negative_number(), "bot_jitter_s":
-    non_negative_seconds, "abuser_volume": positive, "page_requests": positive,
+    non_negative_seconds, "abuser_volume": positive, "bot_volume": positive,
+    "app_volume": positive, "app_shape": positive, "page_requests": positive,
 }
 """Each population option's type (a field ending in _s is a positive number of seconds)."""
 
