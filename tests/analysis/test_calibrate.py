@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from ratelab.analysis import calibrate
@@ -41,9 +42,9 @@ def test_search_is_deterministic_and_keeps_the_best_finalist():
     a = calibrate.search(trials=3, refine=2, finalists=2, scale_up=1, seed=4, **TINY)
     b = calibrate.search(trials=3, refine=2, finalists=2, scale_up=1, seed=4, **TINY)
     assert a == b
-    assert len(a["trials"]) == 5 and len(a["finalists"]) == 2
+    assert len(a["trials"]) == 5 and len(a["finalists"]) == 2 and a["polished"] == []
     best = min(a["finalists"], key=lambda r: r["distance"]["loss"])
-    assert a["winner"] == best["params"]
+    assert a["winner"] == best["params"] == calibrate.best_run(a)["params"]
     for name, v in a["winner"].items():
         lo, hi, _ = calibrate.SPACE[name]
         assert lo <= v <= hi
@@ -99,3 +100,42 @@ def test_every_key_of_the_record_is_snake_case():
     run = record["finalists"][0]
     for keys in (record["target"], run["figures"], run["admission"], run["distance"]):
         assert all(k.isidentifier() and k == k.lower() for k in keys), list(keys)
+
+
+def test_polish_steps_from_the_best_finalist_at_its_size_and_may_win():
+    a = calibrate.search(trials=3, refine=1, finalists=2, scale_up=2, polish=4, seed=5, **TINY)
+    assert a["settings"]["polish"] == 4 and len(a["polished"]) == 4
+    assert len(a["trials"]) == 4                       # polished points are not trials
+    size = {(r["sources"], r["requests"]) for r in a["finalists"] + a["polished"]}
+    assert size == {(2 * TINY["sources"], 2 * TINY["requests"])}
+    best = calibrate.best_run(a)
+    assert a["winner"] == best["params"]
+    assert best["distance"]["loss"] == min(r["distance"]["loss"]
+                                           for r in a["finalists"] + a["polished"])
+    # kept: below everything before it (the finalists, then the steps so far)
+    so_far = min(r["distance"]["loss"] for r in a["finalists"])
+    for r in a["polished"]:
+        assert r["kept"] == (r["distance"]["loss"] < so_far)
+        so_far = min(so_far, r["distance"]["loss"])
+    for name, v in a["winner"].items():
+        lo, hi, _ = calibrate.SPACE[name]
+        assert lo <= v <= hi
+
+
+def test_a_mix_goes_to_the_unit_cube_and_back():
+    u = np.linspace(0.05, 0.95, len(calibrate.SPACE))
+    params = calibrate._to_params(u)
+    assert set(params) == set(calibrate.SPACE) and len(params) == 17
+    assert calibrate._to_unit(params) == pytest.approx(u, abs=1e-3)   # 4 significant digits
+
+
+def test_vary_scale_up_sizes_the_neighbourhood_and_needs_one(capsys):
+    small = ["cloudflare-mix", "--trials", "1", "--refine", "0", "--finalists", "1",
+             "--scale-up", "1", "--sources", "100", "--requests", "20000",
+             "--confirm-sources", "0", "--no-progress", "--json"]
+    assert main([*small, "--vary", "app_shape", "--vary-scale-up", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {r["sources"] for r in out["neighbourhood"]} == {200}
+    assert "--vary-scale-up 2" in out["command"] and "--polish 0" in out["command"]
+    assert main([*small, "--no-neighbourhood", "--vary-scale-up", "2"]) == 2
+    assert "--vary-scale-up: does nothing with --no-neighbourhood" in capsys.readouterr().err
