@@ -12,7 +12,11 @@ reading closest to a counter that watches traffic. Each is compared on a log sca
 (:func:`distance`): the share of wrong decisions and the mean |estimate - real| / real as
 log10 ratios to Cloudflare's; false negatives and false positives scaled to 270,000 sources,
 as log10((count + 1) / (target + 1)); a false negative more than 15% over the threshold adds
-its excess in units of 15%. A loss of 0 is all four on target; 0.3 on one term is a factor of 2.
+its excess in units of 15%; and the requests the run generated, scaled to 270,000 sources, as a
+log10 ratio to 400 million (a population is sized by its requests, but bots' round periods and
+page bursts cut at the end of the span make the count drift from the size asked for: without
+this term the search could move the figures by moving the volume). A loss of 0 is all four on
+target at Cloudflare's volume; 0.3 on one term is a factor of 2.
 
 The search is seeded and runs in three stages, each in the population's own chunked analysis:
 
@@ -149,6 +153,7 @@ def distance(fig: dict, target: dict = CLOUDFLARE_2017) -> dict:
         "false_positives": abs(math.log10((fig["false_positives"] * scale + 1)
                                           / (target["false_positives"] + 1))),
         "how_far_over": max(0.0, over - limit_over) / limit_over if fig["false_negatives"] else 0.0,
+        "requests": abs(math.log10(n * scale / target["requests"])),
     }
     return {**terms, "loss": sum(terms.values())}
 

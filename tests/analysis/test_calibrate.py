@@ -30,12 +30,20 @@ def test_cloudflares_own_figures_are_at_distance_zero():
     ({"false_negatives": 0}, "false_negatives", 0.60206),            # (0+1)/(3+1)
     ({"false_positives": 9}, "false_positives", 1.0),                # (9+1)/(0+1)
     ({"worst_false_negative_over_pct": 30.0}, "how_far_over", 1.0),
-    ({"sources": 2_700, "false_negatives": 1}, "false_negatives", 1.40226),  # 1 -> 100 at full scale
+    ({"sources": 2_700, "requests": 4_000_000, "false_negatives": 1}, "false_negatives",
+     1.40226),                                                       # 1 -> 100 at full scale
+    ({"requests": 200_000_000}, "requests", 0.30103),                # half the volume
+    ({"requests": 800_000_000}, "requests", 0.30103),                # twice
 ])
 def test_each_term_measures_its_figure(changes, term, value):
     d = calibrate.distance(figures(**changes))
     assert d[term] == pytest.approx(value, abs=1e-4)
     assert d["loss"] == pytest.approx(value, abs=1e-4)
+
+
+def test_the_requests_term_scales_a_small_run_to_cloudflares_sources():
+    d = calibrate.distance(figures(sources=2_700, requests=8_000_000, false_negatives=0))
+    assert d["requests"] == pytest.approx(0.30103, abs=1e-4)    # 8 M x 100 = twice 400 M
 
 
 def test_search_is_deterministic_and_keeps_the_best_finalist():
