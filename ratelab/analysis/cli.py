@@ -436,8 +436,11 @@ def add_calibrate(sub) -> None:
                     "positives all land near Cloudflare's 2017 figures; then the winner at "
                     "a larger scale (the confirming run), and each parameter varied alone "
                     "around it (the neighbourhood). data/cloudflare-mix.json is the record of "
-                    "the defaults (its run.wall_s says how long they took there).",
-        example="ratelab cloudflare-mix --json > data/cloudflare-mix.json\n"
+                    "the command it holds (its command; run.wall_s says how long it took "
+                    "there).",
+        example="ratelab cloudflare-mix --trials 200 --refine 200 --finalists 3 --polish 40 "
+                "--confirm-sources 270000 --confirm-requests 400000000 --vary-scale-up 10 "
+                "--json > mix.json\n"
                 "ratelab cloudflare-mix --trials 4 --refine 0 --finalists 1 --confirm-sources 0 "
                 "--no-neighbourhood")
     p.add_argument("--trials", type=count, default=50, help="random mixes at the small scale")
