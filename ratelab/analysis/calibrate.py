@@ -18,7 +18,7 @@ page bursts cut at the end of the span make the count drift from the size asked 
 this term the search could move the figures by moving the volume). A loss of 0 is all four on
 target at Cloudflare's volume; 0.3 on one term is a factor of 2.
 
-The search is seeded and runs in three stages, each in the population's own chunked analysis:
+The search is seeded and runs in four stages, each in the population's own chunked analysis:
 
 1. ``trials`` mixes drawn uniformly from :data:`SPACE` (log scale where the range spans
    decades), at a small scale (``sources`` and ``requests``: millions of requests, a second

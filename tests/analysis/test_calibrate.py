@@ -147,3 +147,10 @@ def test_vary_scale_up_sizes_the_neighbourhood_and_needs_one(capsys):
     assert "--vary-scale-up 2" in out["command"] and "--polish 0" in out["command"]
     assert main([*small, "--no-neighbourhood", "--vary-scale-up", "2"]) == 2
     assert "--vary-scale-up: does nothing with --no-neighbourhood" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # starts a 2-worker Dask cluster
+def test_a_confirming_run_on_more_workers_gives_the_same_figures():
+    params = calibrate.search(trials=1, refine=0, finalists=1, scale_up=1, **TINY)["winner"]
+    here = calibrate.confirm(params, **TINY)
+    assert calibrate.confirm(params, workers=2, **TINY)["figures"] == here["figures"]
