@@ -438,7 +438,7 @@ def add_calibrate(sub) -> None:
                     "around it (the neighbourhood). data/cloudflare-mix.json is the record of "
                     "the command it holds (its command; run.wall_s says how long it took "
                     "there).",
-        example="ratelab cloudflare-mix --trials 200 --refine 200 --finalists 3 --polish 40 "
+        example="ratelab cloudflare-mix --trials 200 --refine 200 --finalists 3 --polish 60 --seed 1 "
                 "--confirm-sources 270000 --confirm-requests 400000000 --vary-scale-up 10 "
                 "--json > mix.json\n"
                 "ratelab cloudflare-mix --trials 4 --refine 0 --finalists 1 --confirm-sources 0 "
