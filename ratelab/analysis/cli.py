@@ -438,8 +438,9 @@ def add_calibrate(sub) -> None:
                     "around it (the neighbourhood). data/cloudflare-mix.json is the record of "
                     "the command it holds (its command; run.wall_s says how long it took "
                     "there).",
-        example="ratelab cloudflare-mix --trials 200 --refine 200 --finalists 3 --polish 60 --seed 1 "
-                "--confirm-sources 270000 --confirm-requests 400000000 --vary-scale-up 10 "
+        example="ratelab cloudflare-mix --trials 200 --refine 200 --finalists 3 --polish 60 "
+                "--seed 1 --confirm-sources 270000 --confirm-requests 400000000 "
+                "--vary-scale-up 10 "
                 "--json > mix.json\n"
                 "ratelab cloudflare-mix --trials 4 --refine 0 --finalists 1 --confirm-sources 0 "
                 "--no-neighbourhood")
@@ -495,7 +496,8 @@ def run_calibrate(args) -> dict:
     start = time.perf_counter()
     record = calibrate.search(trials=args.trials, refine=args.refine,
                               finalists=args.finalists, scale_up=args.scale_up,
-                              polish=args.polish, sources=args.sources, requests=args.requests, seed=args.seed,
+                              polish=args.polish, sources=args.sources,
+                              requests=args.requests, seed=args.seed,
                               progress=not args.no_progress)
     winner = record["winner"]
     if args.confirm_sources:
