@@ -36,6 +36,10 @@ POPULATION_HELP = {
     "bot": "share of periodic bots",
     "abuser": "share of abusive sources (floods in attack periods)",
     "abuser_volume": "volume multiplier of abusive sources",
+    "bot_volume": "volume multiplier of bots",
+    "app_volume": "volume multiplier of apps",
+    "app_shape": "shape of an app's burst: 1 an even rate, above 1 starts hard and tails off, "
+                 "below 1 builds up",
     "page_requests": "mean requests per page view",
     "object_gap_s": "mean gap between requests of one page",
     "session_s": "mean browsing session",
@@ -52,7 +56,8 @@ POPULATION_TYPES = {
     "sources": count, "requests": count, "chunk_requests": count, "seed": seed,
     "human": share, "app": share, "bot": share, "abuser": share, "bot_aligned": share,
     "human_duty": share, "volume_sigma": non_negative_number(), "bot_jitter_s":
-    non_negative_seconds, "abuser_volume": positive, "page_requests": positive,
+    non_negative_seconds, "abuser_volume": positive, "bot_volume": positive,
+    "app_volume": positive, "app_shape": positive, "page_requests": positive,
 }
 """Each population option's type (a field ending in _s is a positive number of seconds)."""
 
@@ -431,8 +436,12 @@ def add_calibrate(sub) -> None:
                     "positives all land near Cloudflare's 2017 figures; then the winner at "
                     "a larger scale (the confirming run), and each parameter varied alone "
                     "around it (the neighbourhood). data/cloudflare-mix.json is the record of "
-                    "the defaults (its run.wall_s says how long they took there).",
-        example="ratelab cloudflare-mix --json > data/cloudflare-mix.json\n"
+                    "the command it holds (its command; run.wall_s says how long it took "
+                    "there).",
+        example="ratelab cloudflare-mix --trials 200 --refine 200 --finalists 3 --polish 60 "
+                "--seed 1 --confirm-sources 270000 --confirm-requests 400000000 "
+                "--vary-scale-up 10 "
+                "--json > mix.json\n"
                 "ratelab cloudflare-mix --trials 4 --refine 0 --finalists 1 --confirm-sources 0 "
                 "--no-neighbourhood")
     p.add_argument("--trials", type=count, default=50, help="random mixes at the small scale")
@@ -440,7 +449,11 @@ def add_calibrate(sub) -> None:
                    help="steps of the (1+1) evolution strategy from the best random mix")
     p.add_argument("--finalists", type=count, default=3,
                    help="best mixes re-run at --scale-up times the size")
-    p.add_argument("--scale-up", type=count, default=5, help="size factor of the finalists' runs")
+    p.add_argument("--scale-up", type=count, default=10,
+                   help="size factor of the finalists' runs")
+    p.add_argument("--polish", type=whole(0), default=0,
+                   help="steps of the (1+1) evolution strategy from the best finalist, at the "
+                        "finalists' size (the winner is the best of finalists and polished)")
     p.add_argument("--sources", type=count, default=2_700, help="sources at the small scale")
     p.add_argument("--requests", type=count, default=4_000_000,
                    help="requests at the small scale")
@@ -453,11 +466,14 @@ def add_calibrate(sub) -> None:
     p.add_argument("--vary", type=words(tuple(SPACE)), default=None,
                    help="searched parameters to halve and double around the winner, joined "
                         "by commas (default: every searched one: " + ", ".join(SPACE) + ")")
+    p.add_argument("--vary-scale-up", type=count, default=1,
+                   help="size factor of the neighbourhood's runs, over --sources and "
+                        "--requests (default: 1, the trials' size)")
     p.add_argument("--no-neighbourhood", action="store_true",
                    help="skip varying each parameter alone around the winner")
     p.add_argument("--workers", type=count, default=None,
-                   help="processes for the confirming run (default: every core); the search "
-                        "itself runs in one")
+                   help="processes for the confirming run (default: this one; more run it "
+                        "on a local Dask cluster of that many); the search itself runs in one")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -468,6 +484,8 @@ def run_calibrate(args) -> dict:
 
     if args.vary is not None and args.no_neighbourhood:
         raise UsageError("--vary", "does nothing with --no-neighbourhood")
+    if args.vary_scale_up != 1 and args.no_neighbourhood:
+        raise UsageError("--vary-scale-up", "does nothing with --no-neighbourhood")
     if not args.confirm_sources:
         for flag, given in (("--workers", args.workers is not None),
                             ("--confirm-requests", args.confirm_requests
@@ -478,7 +496,8 @@ def run_calibrate(args) -> dict:
     start = time.perf_counter()
     record = calibrate.search(trials=args.trials, refine=args.refine,
                               finalists=args.finalists, scale_up=args.scale_up,
-                              sources=args.sources, requests=args.requests, seed=args.seed,
+                              polish=args.polish, sources=args.sources,
+                              requests=args.requests, seed=args.seed,
                               progress=not args.no_progress)
     winner = record["winner"]
     if args.confirm_sources:
@@ -486,28 +505,30 @@ def run_calibrate(args) -> dict:
                                                 requests=args.confirm_requests,
                                                 workers=args.workers)
     if not args.no_neighbourhood:
-        record["neighbourhood"] = calibrate.neighbourhood(winner, args.vary,
-                                                          sources=args.sources,
-                                                          requests=args.requests)
+        record["neighbourhood"] = calibrate.neighbourhood(
+            winner, args.vary, sources=args.sources * args.vary_scale_up,
+            requests=args.requests * args.vary_scale_up)
     record["run"] = {"wall_s": round(time.perf_counter() - start, 1)}
     words_ = ["ratelab", "cloudflare-mix"]
-    for flag in ("trials", "refine", "finalists", "scale_up", "sources", "requests", "seed",
-                 "confirm_sources", "confirm_requests"):
+    for flag in ("trials", "refine", "finalists", "scale_up", "polish", "sources", "requests",
+                 "seed", "confirm_sources", "confirm_requests"):
         words_ += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
     if args.no_neighbourhood:
         words_.append("--no-neighbourhood")
-    elif args.vary:
-        words_ += ["--vary", ",".join(args.vary)]
+    else:
+        words_ += ["--vary-scale-up", str(args.vary_scale_up)]
+        if args.vary:
+            words_ += ["--vary", ",".join(args.vary)]
     words_.append("--json")
     return {"command": " ".join(words_), **record}
 
 
 def render_calibrate(record: dict) -> str:
+    from . import calibrate
     from .calibrate import CLOUDFLARE_2017, LABELS
 
     winner = record["winner"]
-    final = record.get("confirmed") or min(record["finalists"],
-                                           key=lambda r: r["distance"]["loss"])
+    final = record.get("confirmed") or calibrate.best_run(record)
     lines = ["winner: " + " ".join(f"--{k.replace('_', '-')} {v:g}" for k, v in winner.items()),
              f"at {final['sources']:,} sources, {final['requests']:,} requests (estimate mode):"]
     for k, want in CLOUDFLARE_2017.items():

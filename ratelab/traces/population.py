@@ -13,8 +13,11 @@ Behaviours (each source has one):
             page view is a burst of ``page_requests`` requests on average (geometric: the page
             and its embedded objects) spaced ``object_gap_s`` apart on average (exponential).
             A page's requests never overtake the next page's: a click waits for the page.
-``app``     bursty application clients (sync jobs, mobile apps, API scripts): on/off, Poisson
-            while on, exponential on and off periods of means ``app_on_s`` and ``app_off_s``.
+``app``     bursty application clients (sync jobs, mobile apps, API scripts): on/off, exponential
+            on and off periods of means ``app_on_s`` and ``app_off_s``; an on period's
+            requests fall at ``begin + length * u ** app_shape`` for sorted uniform ``u``:
+            ``app_shape = 1`` is a Poisson burst (even rate), above 1 a burst that starts hard
+            and tails off (a sync job), below 1 one that builds up to its end.
 ``bot``     periodic bots (monitors, feed readers, cron jobs): one request per tick, at a
             period rounded to a round value (1 s ... 1 day) near the one their volume implies,
             each late by U[0, ``bot_jitter_s``) (capped at the period); a share
@@ -22,6 +25,10 @@ Behaviours (each source has one):
             random phase.
 ``abuser``  floods in attack periods (on/off, means ``abuser_on_s`` / ``abuser_off_s``),
             Poisson while on; their volume is multiplied by ``abuser_volume``.
+
+Volumes: every source's volume is drawn from one lognormal; an abuser's is then multiplied by
+``abuser_volume``, a bot's by ``bot_volume`` and an app's by ``app_volume`` (how many requests
+such a source sends relative to a human's), before all are scaled to ``requests``.
 
 Where the numbers come from — honestly:
 
@@ -41,6 +48,8 @@ Where the numbers come from — honestly:
   scale. Bot and abusive traffic is usually reported as a share of *requests* (tens of per
   cent in industry bot reports); with ``abuser_volume = 100`` the 0.5% abusive sources send
   about a third of all requests — an assumption in that range, not a fit.
+* ``bot_volume = app_volume = 1`` and ``app_shape = 1`` (even Poisson bursts) are the plainest
+  choices, not measurements; the search of :mod:`ratelab.analysis.calibrate` varies them.
 
 Every parameter is an option of :class:`Population` and of ``ratelab error-analysis``; change
 them and see how much the error figures move (the sensitivity section of notebook 05 does).
@@ -112,12 +121,15 @@ class Population:
     bot: float = 0.075
     abuser: float = 0.005
     abuser_volume: float = 100.0
+    bot_volume: float = 1.0
+    app_volume: float = 1.0
     page_requests: float = 8.0
     object_gap_s: float = 0.25
     session_s: float = 600.0
     human_duty: float = 0.25
     app_on_s: float = 30.0
     app_off_s: float = 300.0
+    app_shape: float = 1.0
     bot_jitter_s: float = 2.0
     bot_aligned: float = 0.5
     abuser_on_s: float = 300.0
@@ -133,7 +145,8 @@ class Population:
             v = getattr(self, name)
             if int(v) != v or v < 1:
                 raise ValueError(f"{name} must be a whole number >= 1, got {v!r}")
-        for name in ("duration_s", "abuser_volume", "page_requests", "object_gap_s",
+        for name in ("duration_s", "abuser_volume", "bot_volume", "app_volume", "app_shape",
+                     "page_requests", "object_gap_s",
                      "session_s", "app_on_s", "app_off_s", "abuser_on_s", "abuser_off_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
@@ -169,7 +182,10 @@ class Population:
         p = np.asarray(self.mix, dtype=float)
         behaviour = rng.choice(len(BEHAVIOURS), size=self.sources, p=p / p.sum())
         weight = rng.lognormal(0.0, self.volume_sigma, self.sources)
-        weight[behaviour == ABUSER] *= self.abuser_volume
+        for b, factor in ((ABUSER, self.abuser_volume), (BOT, self.bot_volume),
+                          (APP, self.app_volume)):
+            if factor != 1.0:
+                weight[behaviour == b] *= factor
         expected = self.requests * weight / weight.sum()
         return behaviour.astype(np.int8), expected
 
@@ -240,7 +256,8 @@ class Population:
     def _apps(self, n, rng):
         d = self.duration_s
         rate_on = n / d * (self.app_on_s + self.app_off_s) / self.app_on_s
-        return _on_off_points(rate_on, self.app_on_s, self.app_off_s, d, rng)
+        return _on_off_points(rate_on, self.app_on_s, self.app_off_s, d, rng,
+                              shape=self.app_shape)
 
     def _abusers(self, n, rng):
         d = self.duration_s
@@ -281,11 +298,13 @@ def source_bounds(volume, per_part: float) -> np.ndarray:
 
 
 
-def _on_off_points(rate_on, mean_on, mean_off, duration, rng):
+def _on_off_points(rate_on, mean_on, mean_off, duration, rng, shape=1.0):
     """Poisson points at `rate_on` (per source) inside on periods, grouped by source.
 
     On and off periods are exponential; a source starts on with probability on/(on + off),
-    as in :func:`ratelab.traces.generators.on_off`. Returns (counts, times).
+    as in :func:`ratelab.traces.generators.on_off`. With `shape` other than 1 a period's
+    points are moved to ``begin + length * u ** shape`` (``u`` their sorted uniform places:
+    the same count, still sorted, denser at the start for shape > 1). Returns (counts, times).
     """
     n = len(rate_on)
     starts_on = rng.random(n) < mean_on / (mean_on + mean_off)
@@ -313,7 +332,12 @@ def _on_off_points(rate_on, mean_on, mean_off, duration, rng):
     src, begin, end = src[order], np.concatenate(begins)[order], np.concatenate(ends)[order]
     per_period = rng.poisson(rate_on[src] * (end - begin))
     expo = rng.exponential(1.0, int(per_period.sum()) + len(per_period))
-    times = _sorted_uniform(per_period, begin, end - begin, expo)
+    if shape == 1.0:
+        times = _sorted_uniform(per_period, begin, end - begin, expo)
+    else:
+        u = _sorted_uniform(per_period, np.zeros(len(begin)), np.ones(len(begin)), expo)
+        lo, hi = np.repeat(begin, per_period), np.repeat(end, per_period)
+        times = np.minimum(lo + (hi - lo) * u ** shape, np.nextafter(hi, lo))  # inside [lo, hi)
     counts = np.bincount(src, weights=per_period, minlength=n).astype(np.int64)
     return counts, times
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from ratelab.analysis import calibrate
@@ -29,7 +30,10 @@ def test_cloudflares_own_figures_are_at_distance_zero():
     ({"false_negatives": 0}, "false_negatives", 0.60206),            # (0+1)/(3+1)
     ({"false_positives": 9}, "false_positives", 1.0),                # (9+1)/(0+1)
     ({"worst_false_negative_over_pct": 30.0}, "how_far_over", 1.0),
-    ({"sources": 2_700, "false_negatives": 1}, "false_negatives", 1.40226),  # 1 -> 100 at full scale
+    ({"sources": 2_700, "requests": 4_000_000, "false_negatives": 1}, "false_negatives",
+     1.40226),                                                       # 1 -> 100 at full scale
+    ({"requests": 200_000_000}, "requests", 0.30103),                # half the volume
+    ({"requests": 800_000_000}, "requests", 0.30103),                # twice
 ])
 def test_each_term_measures_its_figure(changes, term, value):
     d = calibrate.distance(figures(**changes))
@@ -37,13 +41,18 @@ def test_each_term_measures_its_figure(changes, term, value):
     assert d["loss"] == pytest.approx(value, abs=1e-4)
 
 
+def test_the_requests_term_scales_a_small_run_to_cloudflares_sources():
+    d = calibrate.distance(figures(sources=2_700, requests=8_000_000, false_negatives=0))
+    assert d["requests"] == pytest.approx(0.30103, abs=1e-4)    # 8 M x 100 = twice 400 M
+
+
 def test_search_is_deterministic_and_keeps_the_best_finalist():
     a = calibrate.search(trials=3, refine=2, finalists=2, scale_up=1, seed=4, **TINY)
     b = calibrate.search(trials=3, refine=2, finalists=2, scale_up=1, seed=4, **TINY)
     assert a == b
-    assert len(a["trials"]) == 5 and len(a["finalists"]) == 2
+    assert len(a["trials"]) == 5 and len(a["finalists"]) == 2 and a["polished"] == []
     best = min(a["finalists"], key=lambda r: r["distance"]["loss"])
-    assert a["winner"] == best["params"]
+    assert a["winner"] == best["params"] == calibrate.best_run(a)["params"]
     for name, v in a["winner"].items():
         lo, hi, _ = calibrate.SPACE[name]
         assert lo <= v <= hi
@@ -99,3 +108,49 @@ def test_every_key_of_the_record_is_snake_case():
     run = record["finalists"][0]
     for keys in (record["target"], run["figures"], run["admission"], run["distance"]):
         assert all(k.isidentifier() and k == k.lower() for k in keys), list(keys)
+
+
+def test_polish_steps_from_the_best_finalist_at_its_size_and_may_win():
+    a = calibrate.search(trials=3, refine=1, finalists=2, scale_up=2, polish=4, seed=5, **TINY)
+    assert a["settings"]["polish"] == 4 and len(a["polished"]) == 4
+    assert len(a["trials"]) == 4                       # polished points are not trials
+    size = {(r["sources"], r["requests"]) for r in a["finalists"] + a["polished"]}
+    assert size == {(2 * TINY["sources"], 2 * TINY["requests"])}
+    best = calibrate.best_run(a)
+    assert a["winner"] == best["params"]
+    assert best["distance"]["loss"] == min(r["distance"]["loss"]
+                                           for r in a["finalists"] + a["polished"])
+    # kept: below everything before it (the finalists, then the steps so far)
+    so_far = min(r["distance"]["loss"] for r in a["finalists"])
+    for r in a["polished"]:
+        assert r["kept"] == (r["distance"]["loss"] < so_far)
+        so_far = min(so_far, r["distance"]["loss"])
+    for name, v in a["winner"].items():
+        lo, hi, _ = calibrate.SPACE[name]
+        assert lo <= v <= hi
+
+
+def test_a_mix_goes_to_the_unit_cube_and_back():
+    u = np.linspace(0.05, 0.95, len(calibrate.SPACE))
+    params = calibrate._to_params(u)
+    assert set(params) == set(calibrate.SPACE) and len(params) == 17
+    assert calibrate._to_unit(params) == pytest.approx(u, abs=1e-3)   # 4 significant digits
+
+
+def test_vary_scale_up_sizes_the_neighbourhood_and_needs_one(capsys):
+    small = ["cloudflare-mix", "--trials", "1", "--refine", "0", "--finalists", "1",
+             "--scale-up", "1", "--sources", "100", "--requests", "20000",
+             "--confirm-sources", "0", "--no-progress", "--json"]
+    assert main([*small, "--vary", "app_shape", "--vary-scale-up", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {r["sources"] for r in out["neighbourhood"]} == {200}
+    assert "--vary-scale-up 2" in out["command"] and "--polish 0" in out["command"]
+    assert main([*small, "--no-neighbourhood", "--vary-scale-up", "2"]) == 2
+    assert "--vary-scale-up: does nothing with --no-neighbourhood" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # starts a 2-worker Dask cluster
+def test_a_confirming_run_on_more_workers_gives_the_same_figures():
+    params = calibrate.search(trials=1, refine=0, finalists=1, scale_up=1, **TINY)["winner"]
+    here = calibrate.confirm(params, **TINY)
+    assert calibrate.confirm(params, workers=2, **TINY)["figures"] == here["figures"]

@@ -69,7 +69,8 @@ def test_small_population_as_one_trace():
 @pytest.mark.parametrize("param, value", [("sources", 0), ("requests", 1.5),
                                           ("duration_s", -1), ("human_duty", 0),
                                           ("volume_sigma", float("nan")), ("page_requests", 0.5),
-                                          ("bot_aligned", 2)])
+                                          ("bot_aligned", 2), ("bot_volume", 0),
+                                          ("app_volume", -1), ("app_shape", 0)])
 def test_bad_parameters_are_named(param, value):
     with pytest.raises(ValueError, match=param):
         Population(**{param: value})
@@ -112,3 +113,44 @@ def test_population_on_off_is_the_process_of_the_generators():
     keys = np.repeat(np.arange(n), counts)
     assert _busy_windows(keys, times, n, duration) == pytest.approx(
         _busy_windows(g.key, g.time, n, duration), rel=0.05)
+
+
+def test_defaults_make_the_same_population_as_before_the_volume_and_shape_options():
+    """A fingerprint of a small seeded population, taken before bot_volume, app_volume and
+    app_shape existed: at their defaults (1) they change no byte."""
+    import hashlib
+
+    pop = Population(sources=300, requests=60_000, chunk_requests=20_000, seed=11)
+    h = hashlib.sha256()
+    for c in pop.chunks():
+        for a in (c.time, c.starts, c.keys, c.behaviour):
+            h.update(np.ascontiguousarray(a).tobytes())
+    assert pop.n_chunks == 3
+    assert h.hexdigest() == "025c7025694cc7b2feac53574a8836c99c794261fe6df1a768bdd2e082344d94"
+
+
+@pytest.mark.parametrize("name, behaviour", [("bot_volume", "bot"), ("app_volume", "app")])
+def test_a_volume_factor_multiplies_that_behaviours_share_of_requests(name, behaviour):
+    def share(pop):
+        b, expected = pop.plan()
+        part = expected[b == BEHAVIOURS.index(behaviour)].sum()
+        return part / (expected.sum() - part)    # against everyone else's
+
+    base = share(Population(**SMALL))
+    assert share(Population(**{**SMALL, name: 4.0})) == pytest.approx(4 * base)
+
+
+@pytest.mark.parametrize("shape", [0.3, 3.0])
+def test_app_shape_moves_requests_inside_a_burst_but_keeps_their_count(shape):
+    from ratelab.traces.population import _on_off_points
+
+    n, rate = 200, np.full(200, 0.5)
+    even_c, even_t = _on_off_points(rate, 30.0, 300.0, 7200.0, np.random.default_rng(3))
+    c, t = _on_off_points(rate, 30.0, 300.0, 7200.0, np.random.default_rng(3), shape=shape)
+    assert np.array_equal(c, even_c)                   # the same draws, the same counts
+    starts = np.concatenate([[0], np.cumsum(c)])
+    inside = np.isin(np.arange(1, len(t)), starts, invert=True)
+    assert np.all(np.diff(t)[inside] >= 0) and np.all((t >= 0) & (t < 7200.0))
+    # front-loaded (shape > 1): every request at or before its even place; after, for < 1
+    assert np.all(t <= even_t) if shape > 1 else np.all(t >= even_t)
+    assert not np.array_equal(t, even_t)
