@@ -259,3 +259,18 @@ def test_line_end_search_eight_bytes_at_a_time(data, start):
     start = min(start, len(data))
     expect = next((i for i in range(start, len(data)) if data[i] in b"\r\n"), len(data))
     assert fastclf._eol(b, w, start, len(data)) == expect
+
+
+def test_request_arrays_grow_when_the_log_holds_more_than_guessed(tmp_path, monkeypatch):
+    """The reader's arrays are sized from a guess (bytes per line); a log with more lines
+    than guessed grows them, every request kept, as the reference reads them (small calls
+    of the kernel: every call grows them)."""
+    monkeypatch.setattr(fastclf, "CAP", 8)
+    monkeypatch.setattr(fastclf, "BYTES_PER_LINE", 10**9)
+    lines = [GOOD.replace("199.72.81.55", f"10.0.{i % 7}.{i}") for i in range(300)]
+    lines[150] = BAD[2]
+    path = tmp_path / "grow.log.gz"
+    path.write_bytes(gzip.compress("\n".join(lines).encode()))
+    fast, ref = both(path)
+    assert_same(fast, ref)
+    assert len(fast) == 299
