@@ -37,7 +37,7 @@ from importlib import resources
 from typing import Any, Generator, Hashable
 
 from ..limiters.base import Decision, Limiter
-from ..limiters.clock import FLOAT_SLACK_TICKS, TICKS_PER_S, TIE_TICKS, seconds_until, to_ticks
+from ..limiters.clock import FLOAT_SLACK_TICKS, TICKS_PER_S, TIE_TICKS, seconds_until
 from ..limiters.fixed_window import FixedWindow, index_of
 from ..limiters.sliding_counter import SlidingWindowCounter
 from ..limiters.sliding_log import SlidingWindowLog
@@ -138,8 +138,7 @@ class ScriptedLimiter:
 
         ValueError names a bad `now` or `cost` (as the reference's), or a time beyond
         +-2**52 microseconds."""
-        now, cost = self.reference._arguments(key, now, cost)
-        now_t = to_ticks(now)
+        now, now_t, cost = self.reference._arguments(key, now, cost)
         if not abs(now_t) < SCRIPT_MAX_TICKS:
             raise ValueError(f"now={now!r} is beyond the times a Lua script holds exactly "
                              f"(+-2**52 microseconds, {SCRIPT_MAX_TICKS / 1e6:.4g} s)")

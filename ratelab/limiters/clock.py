@@ -125,6 +125,8 @@ def seconds_until(now: float, now_ticks: int, target: int) -> float:
     if wait <= 0.0:
         return 0.0
     t = now + wait
+    if to_ticks(t) >= target:  # the common case: no nudge
+        return wait
     for _ in range(NUDGES):
         if to_ticks(t) >= target:
             break

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Decision, Seconds, WindowLimiter
+from .base import Seconds, WindowLimiter, decision
 from .clock import TICKS_PER_S, seconds_until, to_ticks
 
 
@@ -110,26 +110,24 @@ class FixedWindow(WindowLimiter):
     reports = ("count", "cost counted in the current calendar window "
                         "(passes if count + cost <= limit)")
 
-    def _initial(self, now: float) -> WindowState:
-        return WindowState(index_of(to_ticks(now), self.window_ticks), 0.0)
+    def _initial(self, now: float, now_t: int) -> WindowState:
+        return WindowState(index_of(now_t, self.window_ticks), 0.0)
 
-    def _check(self, state: WindowState, now: float, cost: float):
-        now_t = to_ticks(now)
+    def _check(self, state: WindowState, now: float, now_t: int, cost: float):
         k = index_of(now_t, self.window_ticks)
         count = count_in(state.index, state.count, k)
         allowed = count + cost <= self.limit
         after = count + cost if (allowed or self.count_rejected) else count
         next_window = seconds_until(now, now_t, (k + 1) * self.window_ticks)
-        decision = Decision(
+        return decision(
             allowed=allowed,
             limit=self.limit,
             remaining=int(math.floor(max(0.0, self.limit - after))),
             retry_after=0.0 if allowed else next_window,  # the next window starts empty
             reset_after=0.0 if after <= 0 else next_window,
-        )
-        return decision, WindowState(k, after)
+        ), WindowState(k, after)
 
-    def _inspect(self, state: WindowState, now: float) -> dict:
-        k = index_of(to_ticks(now), self.window_ticks)
+    def _inspect(self, state: WindowState, now: float, now_t: int) -> dict:
+        k = index_of(now_t, self.window_ticks)
         return {"window_start": k * self.window_ticks / TICKS_PER_S,
                 "count": count_in(state.index, state.count, k), "limit": self.limit}

@@ -10,8 +10,8 @@ period — the same decisions as a token bucket of capacity burst + 1, with one 
 
 from __future__ import annotations
 
-from .base import Decision, Limiter, PerSecond, bounded, positive, whole
-from .clock import TICKS_PER_S, TIE_TICKS, seconds_until, to_ticks
+from .base import Limiter, PerSecond, bounded, decision, positive, whole
+from .clock import TICKS_PER_S, TIE_TICKS, seconds_until
 
 
 # ---------------------------------------------------------------- the arithmetic (integers)
@@ -89,27 +89,24 @@ class GCRA(Limiter):
     def params(self) -> dict:
         return {"rate": self.rate, "burst": self.burst}
 
-    def _initial(self, now: float) -> int:
-        return to_ticks(now)  # the TAT of an idle key is "now"
+    def _initial(self, now: float, now_t: int) -> int:
+        return now_t  # the TAT of an idle key is "now"
 
-    def _check(self, tat: int, now: float, cost: float):
-        now_t = to_ticks(now)
+    def _check(self, tat: int, now: float, now_t: int, cost: float):
         p, tol = self.period_ticks, self.tolerance_ticks
         at = allow_at(tat, now_t, cost, p, tol)
         allowed = now_t >= at
         kept = advance(tat, now_t, cost, p) if allowed else tat
         slack = now_t - (kept - tol)  # ticks ahead of the TAT limit
-        decision = Decision(
+        return decision(
             allowed=allowed,
             limit=self.limit,
             remaining=max(0, slack) // p,
             retry_after=0.0 if allowed else seconds_until(now, now_t, at),
             reset_after=seconds_until(now, now_t, kept),
-        )
-        return decision, kept
+        ), kept
 
-    def _inspect(self, tat: int, now: float) -> dict:
-        now_t = to_ticks(now)
+    def _inspect(self, tat: int, now: float, now_t: int) -> dict:
         ahead = max(0, tat - now_t)
         return {"tat": max(tat, now_t) / TICKS_PER_S, "ahead": ahead / TICKS_PER_S,
                 "available": available(tat, now_t, self.period_ticks, self.tolerance_ticks),

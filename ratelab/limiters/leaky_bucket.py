@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Decision, Limiter, PerSecond, Seconds, bounded, positive, whole_below
-from .clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks
+from .base import Limiter, PerSecond, Seconds, bounded, decision, positive, whole_below
+from .clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass
+from .token_bucket import CACHED_COSTS
 
 MODES = ("police", "shape")
 
@@ -30,6 +31,19 @@ class MeterState:
 
     level: float
     last: int
+
+
+_new = object.__new__
+_set_level, _set_last = (MeterState.__dict__["level"].__set__,
+                         MeterState.__dict__["last"].__set__)
+
+
+def meter_state(level: float, last: int) -> MeterState:
+    """``MeterState(level, last)``, its slots set directly (as :func:`base.decision`)."""
+    state = _new(MeterState)
+    _set_level(state, level)
+    _set_last(state, last)
+    return state
 
 
 # ---------------------------------------------------------------- the arithmetic (scalars)
@@ -119,6 +133,9 @@ class LeakyBucket(Limiter):
         self.mode = mode
         self.limit = self.capacity
         self._check_refill_time(self.capacity, self.rate)
+        self._tie = tie_amount(self.rate)
+        self._shape = mode == "shape"
+        self._empty: dict[float, tuple[int, int]] = {}  # cost -> an empty bucket's answer
 
     @property
     def reports(self) -> tuple[str, str]:  # type: ignore[override]
@@ -129,29 +146,36 @@ class LeakyBucket(Limiter):
     def params(self) -> dict:
         return {"rate": self.rate, "capacity": self.capacity, "mode": self.mode}
 
-    def _initial(self, now: float) -> MeterState:
-        return MeterState(0.0, to_ticks(now))
+    def _initial(self, now: float, now_t: int) -> MeterState:
+        return meter_state(0.0, now_t)
 
-    def _check(self, state: MeterState, now: float, cost: float):
-        now_t = to_ticks(now)
-        level, after, allowed = step(state.level, state.last, now_t, cost, self.rate,
-                                     self.capacity)
-        new = MeterState(after, now_t)
-        decision = Decision(
+    def _check(self, state: MeterState, now: float, now_t: int, cost: float):
+        rate, capacity = self.rate, self.capacity
+        level, after, allowed = step(state.level, state.last, now_t, cost, rate, capacity)
+        if level == 0.0:  # an empty bucket: the same answer for every request of this cost
+            empty = self._empty.get(cost)
+            if empty is None:
+                empty = (whole_below(capacity - after + self._tie),
+                         wait_ticks(after, capacity, rate, capacity))
+                if len(self._empty) < CACHED_COSTS:
+                    self._empty[cost] = empty
+            remaining, reset_ticks = empty
+        else:
+            remaining = whole_below(capacity - after + self._tie)
+            reset_ticks = wait_ticks(after, capacity, rate, capacity)
+        return decision(
             allowed=allowed,
-            limit=self.capacity,
-            remaining=whole_below(self.capacity - after + tie_amount(self.rate)),
+            limit=capacity,
+            remaining=remaining,
             retry_after=0.0 if allowed else seconds_until(
-                now, now_t, now_t + wait_ticks(after, cost, self.rate, self.capacity)),
-            reset_after=seconds_until(
-                now, now_t, now_t + wait_ticks(after, self.capacity, self.rate, self.capacity)),
+                now, now_t, now_t + wait_ticks(after, cost, rate, capacity)),
+            reset_after=seconds_until(now, now_t, now_t + reset_ticks),
             # the shaper serves the queue first: `level` units ahead at `rate` per second
-            delay=level / self.rate if allowed and self.mode == "shape" else 0.0,
-        )
-        return decision, new
+            delay=level / rate if allowed and self._shape else 0.0,
+        ), meter_state(after, now_t)
 
-    def _inspect(self, state: MeterState, now: float) -> dict:
-        level = level_at(state.level, state.last, to_ticks(now), self.rate)
-        if self.mode == "police":
+    def _inspect(self, state: MeterState, now: float, now_t: int) -> dict:
+        level = level_at(state.level, state.last, now_t, self.rate)
+        if not self._shape:
             return {"level": level, "capacity": self.capacity}
         return {"queue": level, "next_free": now + level / self.rate, "capacity": self.capacity}

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Decision, Limiter, PerSecond, positive, whole
-from .clock import seconds_until, to_ticks
+from .base import Limiter, PerSecond, decision, positive, whole
+from .clock import seconds_until
 
 EXPIRE_IDLE_MS = 60_000
 """nginx deletes a least-recently-used node idle this long (ms) whose excess has drained."""
@@ -196,17 +196,16 @@ class NginxLimitReq(Limiter):
         return 1.0  # nginx counts requests, one at a time
 
     def _arguments(self, key, now, cost):
-        now, cost = super()._arguments(key, now, cost)
+        now, now_t, cost = super()._arguments(key, now, cost)
         if cost != 1.0:  # below 1 would otherwise pass silently as a whole request
             raise ValueError(f"cost={cost!r}: nginx counts requests, one at a time "
                              "(cost must be 1)")
-        return now, cost
+        return now, now_t, cost
 
-    def _initial(self, now: float) -> None:
+    def _initial(self, now: float, now_t: int) -> None:
         return None  # no node yet
 
-    def _check(self, node: Node | None, now: float, cost: float):
-        now_t = to_ticks(now)
+    def _check(self, node: Node | None, now: float, now_t: int, cost: float):
         now_ms = ms_of(now_t)
         rm, cap = self.rate_milli, self.ms_cap
         if node is None:
@@ -218,7 +217,7 @@ class NginxLimitReq(Limiter):
                 new = Node(excess, now_ms if now_ms > node.last else node.last)
             else:
                 new = node
-        decision = Decision(
+        return decision(
             allowed=allowed,
             limit=self.limit,
             remaining=max(0, (self.burst * 1000 - new.excess) // 1000),
@@ -226,15 +225,14 @@ class NginxLimitReq(Limiter):
                 now, now_t, retry_tick(now_t, node.excess, node.last, self.burst, rm)),
             reset_after=seconds_until(now, now_t, reset_tick(now_t, new.excess, new.last, rm)),
             delay=delay_ms(excess, self.delay, self.nodelay, rm) / 1000 if allowed else 0.0,
-        )
-        return decision, new
+        ), new
 
-    def _commit(self, key, new: Node, now: float) -> None:
+    def _commit(self, key, new: Node, now: float, now_t: int) -> None:
         if key in self._state:
             del self._state[key]  # re-inserted below: moves to the LRU head
         else:
-            self._expire(ms_of(to_ticks(now)))
-        super()._commit(key, new, now)
+            self._expire(ms_of(now_t))
+        super()._commit(key, new, now, now_t)
 
     def _expire(self, now_ms: int) -> None:
         """Delete up to two LRU nodes idle >= 60 s with no excess left (nginx's expire(ctx, 1))."""
@@ -248,10 +246,10 @@ class NginxLimitReq(Limiter):
             del self._state[key]
             self._last.pop(key, None)
 
-    def _inspect(self, node: Node | None, now: float) -> dict:
+    def _inspect(self, node: Node | None, now: float, now_t: int) -> dict:
         if node is None:
             return {"excess": 0.0, "burst": self.burst, "known": False}
-        now_ms = ms_of(to_ticks(now))
+        now_ms = ms_of(now_t)
         return {"excess": drained(node.excess, node.last, now_ms, self.rate_milli,
                                   self.ms_cap) / 1000,
                 "burst": self.burst, "known": True}

@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Decision, WindowLimiter
-from .clock import TICKS_PER_S, seconds_until, to_ticks
+from .base import WindowLimiter, decision
+from .clock import TICKS_PER_S, seconds_until
 from .fixed_window import index_of
 
 
@@ -117,33 +117,35 @@ class SlidingWindowCounter(WindowLimiter):
     name = "sliding-window-counter"
     reports = ("estimate", "prev x (1 - elapsed/W) + cur (passes if estimate + cost <= limit)")
 
-    def _initial(self, now: float) -> CounterState:
-        return CounterState(index_of(to_ticks(now), self.window_ticks), 0.0, 0.0)
+    def _initial(self, now: float, now_t: int) -> CounterState:
+        return CounterState(index_of(now_t, self.window_ticks), 0.0, 0.0)
 
-    def _check(self, state: CounterState, now: float, cost: float):
-        now_t, w = to_ticks(now), self.window_ticks
+    def _reading(self, state: CounterState, now_t: int) -> tuple[int, float, float, float]:
+        """(k, prev, cur, weight) of `state` as seen at tick `now_t`, in window k."""
+        w = self.window_ticks
         k = index_of(now_t, w)
         prev, cur = roll(state.index, state.prev, state.cur, k)
-        est = prev * weight(now_t, k, w) + cur
+        return k, prev, cur, weight(now_t, k, w)
+
+    def _check(self, state: CounterState, now: float, now_t: int, cost: float):
+        w = self.window_ticks
+        k, prev, cur, wt = self._reading(state, now_t)
+        est = prev * wt + cur
         allowed = est + cost <= self.limit
         counted = allowed or self.count_rejected
         cur = cur + cost if counted else cur
         after = est + cost if counted else est
         gone = reset_tick(k, prev, cur)
-        decision = Decision(
+        return decision(
             allowed=allowed,
             limit=self.limit,
             remaining=int(math.floor(max(0.0, self.limit - after))),
             retry_after=0.0 if allowed else seconds_until(
                 now, now_t, wait_ticks(k, prev, cur, now_t, w, self.limit, cost)),
             reset_after=seconds_until(now, now_t, gone * w) if gone > k else 0.0,
-        )
-        return decision, CounterState(k, prev, cur)
+        ), CounterState(k, prev, cur)
 
-    def _inspect(self, state: CounterState, now: float) -> dict:
-        now_t, w = to_ticks(now), self.window_ticks
-        k = index_of(now_t, w)
-        prev, cur = roll(state.index, state.prev, state.cur, k)
-        wt = weight(now_t, k, w)
-        return {"window_start": k * w / TICKS_PER_S, "prev": prev, "cur": cur,
+    def _inspect(self, state: CounterState, now: float, now_t: int) -> dict:
+        k, prev, cur, wt = self._reading(state, now_t)
+        return {"window_start": k * self.window_ticks / TICKS_PER_S, "prev": prev, "cur": cur,
                 "weight": wt, "estimate": prev * wt + cur, "limit": self.limit}

@@ -17,8 +17,8 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
-from .base import Decision, WindowLimiter
-from .clock import TICKS_PER_S, seconds_until, to_ticks
+from .base import WindowLimiter, decision
+from .clock import TICKS_PER_S, seconds_until
 
 
 def has_left(entry: int, now: int, window: int) -> bool:
@@ -71,7 +71,7 @@ class SlidingWindowLog(WindowLimiter):
     reports = ("count", "cost logged in the trailing window (now - W, now] "
                         "(passes if count + cost <= limit)")
 
-    def _initial(self, now: float) -> Log:
+    def _initial(self, now: float, now_t: int) -> Log:
         return Log()
 
     def _expired(self, log: Log, now: int) -> tuple[int, float]:
@@ -84,8 +84,7 @@ class SlidingWindowLog(WindowLimiter):
             n, cost = n + 1, cost + c
         return n, cost
 
-    def _check(self, log: Log, now: float, cost: float):
-        now_t = to_ticks(now)
+    def _check(self, log: Log, now: float, now_t: int, cost: float):
         expired, expired_cost = self._expired(log, now_t)
         in_window = log.total - expired_cost
         allowed = in_window + cost <= self.limit
@@ -95,15 +94,14 @@ class SlidingWindowLog(WindowLimiter):
             newest = now_t
         else:
             newest = log.entries[-1][0] if len(log.entries) > expired else None
-        decision = Decision(
+        return decision(
             allowed=allowed,
             limit=self.limit,
             remaining=int(math.floor(max(0.0, self.limit - after))),
             retry_after=0.0 if allowed else self._wait(log, expired, after, now, now_t, cost),
             reset_after=0.0 if newest is None else seconds_until(
                 now, now_t, newest + self.window_ticks),
-        )
-        return decision, LogChange(log, expired, expired_cost, (now_t, cost) if logged else None)
+        ), LogChange(log, expired, expired_cost, (now_t, cost) if logged else None)
 
     def _wait(self, log: Log, expired: int, logged: float, now: float, now_t: int,
               cost: float) -> float:
@@ -120,7 +118,7 @@ class SlidingWindowLog(WindowLimiter):
                 return seconds_until(now, now_t, t + self.window_ticks)
         return self.window  # unreachable while cost <= limit
 
-    def _commit(self, key, change: LogChange, now: float) -> None:
+    def _commit(self, key, change: LogChange, now: float, now_t: int) -> None:
         log = change.log
         for _ in range(change.expired):
             log.entries.popleft()
@@ -130,9 +128,9 @@ class SlidingWindowLog(WindowLimiter):
             log.total += change.entry[1]
         if not log.entries:
             log.total = 0.0  # no drift from float sums
-        super()._commit(key, log, now)
+        super()._commit(key, log, now, now_t)
 
-    def _inspect(self, log: Log, now: float) -> dict:
-        expired, expired_cost = self._expired(log, to_ticks(now))
+    def _inspect(self, log: Log, now: float, now_t: int) -> dict:
+        expired, expired_cost = self._expired(log, now_t)
         times = [t / TICKS_PER_S for t, _ in list(log.entries)[expired:]]
         return {"log": times, "count": log.total - expired_cost, "limit": self.limit}

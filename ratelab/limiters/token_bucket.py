@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Decision, Limiter, PerSecond, Seconds, bounded, positive, whole_below
+from .base import (Decision, Limiter, PerSecond, Seconds, bounded, decision, positive,
+                   whole_below)
 from .clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks
 
 
@@ -29,6 +30,19 @@ class BucketState:
 
     tokens: float
     last: int
+
+
+_new = object.__new__
+_set_tokens, _set_last = (BucketState.__dict__["tokens"].__set__,
+                          BucketState.__dict__["last"].__set__)
+
+
+def bucket_state(tokens: float, last: int) -> BucketState:
+    """``BucketState(tokens, last)``, its slots set directly (as :func:`base.decision`)."""
+    state = _new(BucketState)
+    _set_tokens(state, tokens)
+    _set_last(state, last)
+    return state
 
 
 # ---------------------------------------------------------------- the arithmetic (scalars)
@@ -84,6 +98,10 @@ def take(
 
 # ---------------------------------------------------------------- the keyed limiter
 
+CACHED_COSTS = 64
+"""How many costs a limiter keeps its idle answer for (remaining and reset ticks of a full
+bucket): a trace has one cost, or a few."""
+
 
 class TokenBucket(Limiter):
     """Keyed token bucket: `rate` tokens per second into a bucket of `capacity` tokens.
@@ -123,31 +141,41 @@ class TokenBucket(Limiter):
         self.rate = positive("rate", rate)
         self.limit = self.capacity
         self._check_refill_time(self.capacity, self.rate)
+        self._tie = tie_amount(self.rate)
+        self._full: dict[float, tuple[int, int]] = {}  # cost -> a full bucket's answer
 
     @property
     def params(self) -> dict:
         return {"rate": self.rate, "capacity": self.capacity}
 
-    def _initial(self, now: float) -> BucketState:
-        return BucketState(self.capacity, to_ticks(now))
+    def _initial(self, now: float, now_t: int) -> BucketState:
+        return bucket_state(self.capacity, now_t)
 
-    def _check(self, state: BucketState, now: float, cost: float) -> tuple[Decision, BucketState]:
-        now_t = to_ticks(now)
-        new, allowed = take(state, now, cost, rate=self.rate, capacity=self.capacity)
-        tokens = new.tokens
+    def _check(self, state: BucketState, now: float, now_t: int,
+               cost: float) -> tuple[Decision, BucketState]:
+        rate, capacity = self.rate, self.capacity
+        have, tokens, allowed = step(state.tokens, state.last, now_t, cost, rate, capacity)
+        if have == capacity:  # a full bucket: the same answer for every request of this cost
+            full = self._full.get(cost)
+            if full is None:
+                full = (whole_below(tokens + self._tie),
+                        wait_ticks(tokens, capacity, rate, capacity))
+                if len(self._full) < CACHED_COSTS:
+                    self._full[cost] = full
+            remaining, reset_ticks = full
+        else:
+            remaining = whole_below(tokens + self._tie)
+            reset_ticks = wait_ticks(tokens, capacity, rate, capacity)
         retry = 0.0 if allowed else seconds_until(
-            now, now_t, now_t + wait_ticks(tokens, cost, self.rate, self.capacity))
-        decision = Decision(
+            now, now_t, now_t + wait_ticks(tokens, cost, rate, capacity))
+        return decision(
             allowed=allowed,
-            limit=self.capacity,
-            remaining=whole_below(tokens + tie_amount(self.rate)),
+            limit=capacity,
+            remaining=remaining,
             retry_after=retry,
-            reset_after=seconds_until(
-                now, now_t, now_t + wait_ticks(tokens, self.capacity, self.rate, self.capacity)),
-        )
-        return decision, new
+            reset_after=seconds_until(now, now_t, now_t + reset_ticks),
+        ), bucket_state(tokens, now_t)
 
-    def _inspect(self, state: BucketState, now: float) -> dict:
-        return {"tokens": refill(state.tokens, state.last, to_ticks(now), self.rate,
-                                 self.capacity),
+    def _inspect(self, state: BucketState, now: float, now_t: int) -> dict:
+        return {"tokens": refill(state.tokens, state.last, now_t, self.rate, self.capacity),
                 "capacity": self.capacity}

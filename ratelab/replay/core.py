@@ -205,20 +205,37 @@ def _bar(total: int, desc: str, progress: bool):
 
 
 def _reference(lim: Limiter, trace: Trace, out: dict, details: bool) -> Callable[[int, int], None]:
-    """A function replaying requests [start, stop) through the reference limiter `lim`."""
+    """A function replaying requests [start, stop) through the reference limiter `lim`.
+
+    Each request is what ``lim.allow(key, time, cost)`` does, after the checks ``replay``
+    has made for the whole trace (times sorted and in range, costs admissible): the limiter's
+    own ``_check`` and ``_commit``, preceded by its ``_inspect`` for the counter. The times
+    are converted to ticks in one vectorised pass (``clock.ticks_array``, bit for bit
+    ``to_ticks``), and the methods are looked up once.
+    """
+    from ..limiters.clock import ticks_array
+
     field_name = lim.reports[0] or None
     times = trace.time.tolist()
+    ticks = ticks_array(trace.time).tolist()
     keys = trace.key.tolist()
     costs = trace.cost.tolist() if trace.cost is not None else None
     allowed, delay, counter = out["allowed"], out["delay"], out["counter"]
     remaining, retry_after = out["remaining"], out["retry_after"]
+    states = lim._state
+    get, initial, check, inspect, commit = (states.get, lim._initial, lim._check, lim._inspect,
+                                            lim._commit)
 
     def step(start: int, stop: int) -> None:
         for i in range(start, stop):
-            k, t = keys[i], times[i]
+            k, t, t_t = keys[i], times[i], ticks[i]
+            state = get(k)
+            if state is None:
+                state = initial(t, t_t)
             if field_name is not None:  # the state as the request finds it (inspect, unchecked)
-                counter[i] = lim._inspect(lim._current(k, t), t)[field_name]
-            d = lim.allow(k, t) if costs is None else lim.allow(k, t, costs[i])
+                counter[i] = inspect(state, t, t_t)[field_name]
+            d, new = check(state, t, t_t, 1.0 if costs is None else costs[i])
+            commit(k, new, t, t_t)
             allowed[i] = d.allowed
             delay[i] = d.delay
             if details:

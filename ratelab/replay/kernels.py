@@ -15,11 +15,11 @@ request of its 5 to 9. A key not seen yet has the least int64 in its window
 than a flag, to keep the records small. The buckets and GCRA need not even test for a new key:
 it holds a full bucket (empty, for the leaky one) last refilled at LONG_AGO, before any time
 the limiters hold, or a TAT of LONG_AGO, and the algorithm's own arithmetic takes that to
-exactly the reference's ``_initial(now)`` at any ``now``: a refill beyond capacity is capped to
-capacity, a leak below empty stops at 0, and a TAT in the past reads as now (``max(tat,
-now)``; GCRA's first request of a key always passes, a cost above burst + 1 being refused
-before the replay starts, so that TAT is never kept). The test cost about a tenth of their
-time.
+exactly the reference's ``_initial(now, now_t)`` at any ``now``: a refill beyond capacity is
+capped to capacity, a leak below empty stops at 0, and a TAT in the past reads as now
+(``max(tat, now)``; GCRA's first request of a key always passes, a cost above burst + 1
+being refused before the replay starts, so that TAT is never kept). The test cost about a
+tenth of their time.
 
 A kernel replays one slice of the trace — its arguments are views of that slice's columns,
 indexed from 0, with ``ticks`` the slice's times in ticks and ``time`` the same in seconds
