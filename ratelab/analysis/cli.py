@@ -458,7 +458,8 @@ def add_calibrate(sub) -> None:
                    help="polish from the mix in this JSON file (a record of this command: its "
                         "winner; or the parameters themselves) instead of searching: no "
                         "trials, refine or finalists; the mix runs once at --scale-up times "
-                        "the size and --polish steps go on from it there")
+                        "the size and --polish steps go on from it there (default: search "
+                        "from scratch)")
     p.add_argument("--sources", type=count, default=2_700, help="sources at the small scale")
     p.add_argument("--requests", type=count, default=4_000_000,
                    help="requests at the small scale")
