@@ -32,6 +32,11 @@ The search is seeded and runs in four stages, each in the population's own chunk
    threshold). The best of the finalists and the polished points is the winner: a polished
    point is not a trial and may be the winner.
 
+A search may instead start from a known mix (``start``, e.g. a recorded winner read with
+:func:`read_start`): stages 1 to 3 are skipped, the mix is run once at the finalists' size (the
+one finalist) and polished from there, so a search can go on where another stopped, at the
+same size or a larger one.
+
 :func:`confirm` runs the winner once more at a larger scale (1/10 of Cloudflare's by default;
 full scale takes its flags). Every number in the record comes from
 a run the record's command repeats.
@@ -210,18 +215,60 @@ def _evolve(u, loss, step, steps, rng, run, *, widest=0.3, narrowest=0.01):
     return u, loss
 
 
+def check_mix(params: dict) -> dict:
+    """`params` as a mix of :data:`SPACE` (every searched parameter, a number within its
+    range), as floats; a clear ValueError naming the parameter otherwise."""
+    if not isinstance(params, dict):
+        raise ValueError(f"a mix is a mapping of parameter to value, got {type(params).__name__}")
+    unknown = sorted(set(params) - set(SPACE))
+    if unknown:
+        raise ValueError(f"{unknown[0]!r} is not a searched parameter ({', '.join(SPACE)})")
+    out = {}
+    for name, (lo, hi, _) in SPACE.items():
+        if name not in params:
+            raise ValueError(f"{name}: missing from the mix")
+        v = params[name]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+            raise ValueError(f"{name} must be a number in [{lo:g}, {hi:g}], got {v!r}")
+        out[name] = float(v)
+    return out
+
+
+def read_start(path) -> dict:
+    """The mix in the JSON file `path`: a search's record (its ``winner``) or the parameters
+    themselves; checked by :func:`check_mix`."""
+    import json
+    from pathlib import Path
+
+    try:
+        data = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not JSON ({e})") from None
+    if isinstance(data, dict) and "winner" in data:
+        data = data["winner"]
+    return check_mix(data)
+
+
 def search(*, trials: int = 120, refine: int = 60, finalists: int = 4, scale_up: int = 10,
            polish: int = 0, sources: int = 2_700, requests: int = 4_000_000, seed: int = 0,
-           workers: int | None = 1, progress: bool = False) -> dict:
+           start: dict | None = None, workers: int | None = 1, progress: bool = False) -> dict:
     """A seeded search for the population that lands Cloudflare's four figures (module docs).
 
     Returns a record: the settings, every trial (parameters, figures, distance), the
     finalists at ``scale_up`` times the size, the ``polish`` steps from the best of them at
     that size (``polished``, each with ``kept``: whether it improved on the best so far), and
     the winner: the best of finalists and polished points. Deterministic in `seed`.
+
+    With `start` (a mix, see :func:`check_mix`) there are no trials: the one finalist is
+    `start` at ``scale_up`` times the size, the polish steps from it, and the record keeps it
+    as ``start``; `trials`, `refine` and `finalists` are then ignored (recorded as 0, 0, 1).
     """
-    for name, v in (("trials", trials), ("sources", sources), ("requests", requests),
-                    ("finalists", finalists), ("scale_up", scale_up)):
+    if start is not None:
+        start = check_mix(start)
+        trials, refine, finalists = 0, 0, 1
+    for name, v in (("trials", trials if start is None else 1), ("sources", sources),
+                    ("requests", requests), ("finalists", finalists),
+                    ("scale_up", scale_up)):
         if int(v) != v or v < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {v!r}")
     for name, v in (("refine", refine), ("polish", polish)):
@@ -241,12 +288,13 @@ def search(*, trials: int = 120, refine: int = 60, finalists: int = 4, scale_up:
         bar.update(1)
         return r["distance"]["loss"]
 
-    points = [rng.random(dims) for _ in range(trials)]
-    losses = [run(u, "random") for u in points]
-    best = int(np.argmin(losses))
-    _evolve(points[best], losses[best], 0.15, refine, rng, lambda c: run(c, "refine"))
+    if start is None:
+        points = [rng.random(dims) for _ in range(trials)]
+        losses = [run(u, "random") for u in points]
+        best = int(np.argmin(losses))
+        _evolve(points[best], losses[best], 0.15, refine, rng, lambda c: run(c, "refine"))
     order = sorted(range(len(history)), key=lambda i: history[i]["distance"]["loss"])
-    seen, chosen = set(), []
+    seen, chosen = set(), [] if start is None else [start]
     for i in order:
         key = tuple(sorted(history[i]["params"].items()))
         if key not in seen:
@@ -279,6 +327,7 @@ def search(*, trials: int = 120, refine: int = 60, finalists: int = 4, scale_up:
                          "scale_up": scale_up, "polish": polish, "sources": sources,
                          "requests": requests, "seed": seed},
             "space": {k: list(v) for k, v in SPACE.items()},
+            **({} if start is None else {"start": start}),
             "trials": history, "finalists": finals, "polished": polished,
             "winner": winner["params"]}
 

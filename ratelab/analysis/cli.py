@@ -454,6 +454,12 @@ def add_calibrate(sub) -> None:
     p.add_argument("--polish", type=whole(0), default=0,
                    help="steps of the (1+1) evolution strategy from the best finalist, at the "
                         "finalists' size (the winner is the best of finalists and polished)")
+    p.add_argument("--start", metavar="FILE", default=None,
+                   help="polish from the mix in this JSON file (a record of this command: its "
+                        "winner; or the parameters themselves) instead of searching: no "
+                        "trials, refine or finalists; the mix runs once at --scale-up times "
+                        "the size and --polish steps go on from it there (default: search "
+                        "from scratch)")
     p.add_argument("--sources", type=count, default=2_700, help="sources at the small scale")
     p.add_argument("--requests", type=count, default=4_000_000,
                    help="requests at the small scale")
@@ -493,11 +499,24 @@ def run_calibrate(args) -> dict:
             if given:
                 raise UsageError(flag, "applies to the confirming run; --confirm-sources 0 "
                                        "skips it")
+    begin = None
+    if args.start is not None:
+        for flag in ("trials", "refine", "finalists"):
+            if getattr(args, flag) != args._parser.get_default(flag):
+                raise UsageError(f"--{flag}", "does nothing with --start (it polishes the "
+                                              "mix it reads, with no search before)")
+        try:
+            begin = calibrate.read_start(args.start)
+        except FileNotFoundError:
+            raise EnvironmentFailure(f"--start: no such file {args.start}",
+                                     "check the path") from None
+        except ValueError as e:  # also a file that is not JSON
+            raise UsageError("--start", f"{args.start}: {e}") from None
     start = time.perf_counter()
     record = calibrate.search(trials=args.trials, refine=args.refine,
                               finalists=args.finalists, scale_up=args.scale_up,
                               polish=args.polish, sources=args.sources,
-                              requests=args.requests, seed=args.seed,
+                              requests=args.requests, seed=args.seed, start=begin,
                               progress=not args.no_progress)
     winner = record["winner"]
     if args.confirm_sources:
@@ -510,8 +529,12 @@ def run_calibrate(args) -> dict:
             requests=args.requests * args.vary_scale_up)
     record["run"] = {"wall_s": round(time.perf_counter() - start, 1)}
     words_ = ["ratelab", "cloudflare-mix"]
+    if args.start is not None:
+        words_ += ["--start", shlex.quote(args.start)]
     for flag in ("trials", "refine", "finalists", "scale_up", "polish", "sources", "requests",
                  "seed", "confirm_sources", "confirm_requests"):
+        if args.start is not None and flag in ("trials", "refine", "finalists"):
+            continue
         words_ += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
     if args.no_neighbourhood:
         words_.append("--no-neighbourhood")

@@ -154,3 +154,55 @@ def test_a_confirming_run_on_more_workers_gives_the_same_figures():
     params = calibrate.search(trials=1, refine=0, finalists=1, scale_up=1, **TINY)["winner"]
     here = calibrate.confirm(params, **TINY)
     assert calibrate.confirm(params, workers=2, **TINY)["figures"] == here["figures"]
+
+
+def test_start_polishes_a_given_mix_with_no_search_before(tmp_path):
+    mix = calibrate.search(trials=2, refine=0, finalists=1, scale_up=1, **TINY)["winner"]
+    a = calibrate.search(scale_up=2, polish=3, seed=2, start=mix, **TINY)
+    assert a["trials"] == [] and a["start"] == mix and len(a["polished"]) == 3
+    assert {k: a["settings"][k] for k in ("trials", "refine", "finalists")} == {
+        "trials": 0, "refine": 0, "finalists": 1}
+    (only,) = a["finalists"]  # the start, at scale_up times the size
+    assert only["params"] == mix and only["sources"] == 2 * TINY["sources"]
+    assert calibrate.best_run(a)["params"] == a["winner"]
+    assert a == calibrate.search(scale_up=2, polish=3, seed=2, start=mix, **TINY)
+    # a record (its winner) or the parameters themselves
+    record, params = tmp_path / "record.json", tmp_path / "params.json"
+    record.write_text(json.dumps({"winner": mix, "trials": []}))
+    params.write_text(json.dumps(mix))
+    assert calibrate.read_start(record) == mix == calibrate.read_start(params)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"span_s": 1.0}, "'span_s' is not a searched parameter"),
+    ({"bot": 0.9}, "bot must be a number in [0, 0.5], got 0.9"),
+    ({"bot": "a lot"}, "bot must be a number"),
+    ({"bot": True}, "bot must be a number"),
+    ({"bot": ...}, "bot: missing from the mix"),
+])
+def test_a_start_mix_is_checked_parameter_by_parameter(change, message):
+    mix = {name: lo for name, (lo, hi, _) in calibrate.SPACE.items()}
+    mix.update(change)
+    mix = {k: v for k, v in mix.items() if v is not ...}
+    with pytest.raises(ValueError) as e:
+        calibrate.search(polish=0, start=mix, **TINY)
+    assert message in str(e.value)
+
+
+def test_command_starts_from_a_file_and_says_so(tmp_path, capsys):
+    mix = calibrate.search(trials=1, refine=0, finalists=1, scale_up=1, **TINY)["winner"]
+    path = tmp_path / "start.json"
+    path.write_text(json.dumps(mix))
+    small = ["cloudflare-mix", "--scale-up", "1", "--sources", "100", "--requests", "20000",
+             "--confirm-sources", "0", "--no-neighbourhood", "--no-progress", "--json"]
+    assert main([*small, "--start", str(path), "--polish", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["command"].startswith(f"ratelab cloudflare-mix --start {path} --scale-up 1 ")
+    assert "--trials" not in out["command"] and out["start"] == mix
+    assert main([*small, "--start", str(path), "--refine", "5"]) == 2
+    assert "--refine: does nothing with --start" in capsys.readouterr().err
+    assert main([*small, "--start", str(tmp_path / "none.json")]) == 1
+    assert "--start: no such file" in capsys.readouterr().err
+    path.write_text("not json")
+    assert main([*small, "--start", str(path)]) == 2
+    assert "--start: " + str(path) + ": not JSON" in capsys.readouterr().err
