@@ -40,7 +40,7 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core.cpu import CPUTargetOptions
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from numba.extending import intrinsic
 
 from ..progress import bar
@@ -282,6 +282,20 @@ def _digits(x, hi, six) -> bool:
         and ((x + six) & hi) == (hi & np.uint64(0x3333333333333333))
 
 
+_F0 = np.uint64(0xF0F0F0F0F0F0F0F0)
+_30 = np.uint64(0x3030303030303030)
+_06 = np.uint64(0x0606060606060606)
+
+
+@njit(cache=True, inline="always")
+def _nondigits(x):
+    """0x80 in each byte of x that is not an ASCII digit, 0 in every other (exact: the high
+    bit is tested apart, and adding 6 to a byte below 0x80 carries into no other)."""
+    low = x & _LOW7
+    digit = _zeros((low & _F0) ^ _30) & _zeros(((low + _06) & _F0) ^ _30) & ~x & _H
+    return digit ^ _H
+
+
 @njit(cache=True, inline="always")
 def _at(x, i):
     """Byte i of the word x, as an int."""
@@ -359,9 +373,12 @@ def _parse(b, w, s, n, final, months, space, zone_max, memo, slots, ents, names)
     t = e - 1
     if t >= r and b[t] == 45:
         t -= 1
-    else:
-        while t >= r and _digit(b[t]):
-            t -= 1
+    else:  # the digits that end the line: up to 7 found in one word (b[r - 1] is a quote)
+        run = np.int64(leading_zeros(_nondigits(_load8(b, e - 8)))) >> 3
+        t -= run
+        if run == 8:
+            while t >= r and _digit(b[t]):
+                t -= 1
     if t < e - 1 and t - 5 >= r and b[t] == 32 and b[t - 4] == 32 and b[t - 5] == 34 \
             and _digit(b[t - 1]) and _digit(b[t - 2]) and _digit(b[t - 3]) \
             and (b[e - 1] != 45 or t == e - 2):
