@@ -83,6 +83,31 @@ def _load8(typingctx, arr, i):
     return types.uint64(arr, types.intp), codegen
 
 
+def _mask32(test):
+    """An intrinsic (arr, i) -> uint64: bit k set where test(the 32 bytes of the uint8 array
+    arr at i..i+32, as one vector) holds for byte i + k, in one unaligned vector load and a
+    few vector compares (no bounds check: the caller makes sure i + 32 <= len(arr))."""
+    @intrinsic
+    def mask(typingctx, arr, i):
+        def codegen(context, builder, sig, args):
+            ary = context.make_array(sig.args[0])(context, builder, args[0])
+            vt = ir.VectorType(ir.IntType(8), 32)
+            ptr = builder.bitcast(builder.gep(ary.data, [args[1]]), vt.as_pointer())
+            v = builder.load(ptr, align=1)
+            bits = builder.bitcast(test(builder, v, lambda c: ir.Constant(vt, [c] * 32)),
+                                   ir.IntType(32))
+            return builder.zext(bits, ir.IntType(64))
+        return types.uint64(arr, types.intp), codegen
+    return mask
+
+
+_breaks32 = _mask32(lambda bd, v, c: bd.or_(bd.icmp_unsigned("==", v, c(10)),
+                                            bd.icmp_unsigned("==", v, c(13))))
+"""Bit k: byte i + k is a \n or a \r."""
+_unprintable32 = _mask32(lambda bd, v, c: bd.icmp_unsigned(">", bd.sub(v, c(33)), c(93)))
+"""Bit k: byte i + k is outside printable ASCII without space (33..126)."""
+
+
 @njit(cache=True, inline="always")
 def _digit(c) -> bool:
     return 48 <= c <= 57
@@ -153,7 +178,12 @@ def _unprintable(x):
 @njit(cache=True, inline="always")
 def _token(b, p, e):
     """The end of a run of printable ASCII (no space) from p; p itself when there is none
-    (eight bytes at a time)."""
+    (32 bytes at a time, then eight)."""
+    while p + 32 <= e:
+        m = _unprintable32(b, p)
+        if m != 0:
+            return p + np.int64(trailing_zeros(m))
+        p += 32
     while p + 8 <= e:
         m = _unprintable(_load8(b, p))
         if m != 0:
@@ -204,12 +234,18 @@ _BELOW14 = np.uint64(0x0E0E0E0E0E0E0E0E)
 
 @njit(cache=True, inline="always")
 def _eol(b, w, i, n):
-    """The first i' >= i with b[i'] a \n or \r, or n: eight bytes at a time (w is b seen as
-    little-endian uint64 words; the bytes of the first word before i are masked off).
+    """The first i' >= i with b[i'] a \n or \r, or n: 32 bytes at a time (one vector each),
+    then the last bytes eight at a time (w is b seen as little-endian uint64 words; the
+    bytes of the first word before i are masked off).
 
     A word is first tested for any byte below 14 (three operations, exact as a yes/no: a
     byte below 14 always sets its flag, whatever borrows from below); only then are its
     \n and \r found exactly."""
+    while i + 32 <= n:
+        m = _breaks32(b, i)
+        if m != 0:
+            return i + np.int64(trailing_zeros(m))
+        i += 32
     k = i >> 3
     nw = len(w)
     if k < nw:
