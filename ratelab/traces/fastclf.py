@@ -96,6 +96,9 @@ def _mask32(test):
             v = builder.load(ptr, align=1)
             bits = builder.bitcast(test(builder, v, lambda c: ir.Constant(vt, [c] * 32)),
                                    ir.IntType(32))
+            if not LITTLE:  # there the first byte's bit is the highest
+                bits = builder.call(builder.module.declare_intrinsic(
+                    "llvm.bitreverse", [bits.type]), [bits])
             return builder.zext(bits, ir.IntType(64))
         return types.uint64(arr, types.intp), codegen
     return mask
