@@ -9,14 +9,16 @@ the time decompression alone takes (``ratelab bench ingest`` measures it):
    concatenated log reads whole) on a thread of its own, so that on two cores inflating and
    parsing overlap;
 2. a numba kernel splits each block into lines exactly as Python's text reader does (``\\n``,
-   ``\\r`` or ``\\r\\n``; eight bytes at a time) and reads a line's host and time where the
-   line is plainly well formed, its fields eight bytes at a time too (unaligned loads: the
-   stamp is checked and read from four words; the day and zone of the line before are
-   reused when their bytes repeat);
+   ``\\r`` or ``\\r\\n``; 32 bytes at a time, one vector compare each) and reads a line's host
+   and time where the line is plainly well formed, its fields 32 or eight bytes at a time
+   too (unaligned loads: the stamp is checked and read from four words; the day and zone of
+   the line before are reused when their bytes repeat);
 3. the same kernel numbers hosts in order of first appearance in an open-addressing hash
    table of 8-byte slots (the hash's high half and the id), each name's first 16 bytes kept
-   beside it by id (an IPv4 host is compared in two words, a longer name word by word); the
-   requests go straight into the reader's arrays.
+   beside it by id (an IPv4 host is compared in two words, a longer name word by word),
+   looked up as soon as the host's end is found (the slot, then the entry: two loads that
+   wait on each other, overlapping with reading the rest of the line); the requests go
+   straight into the reader's arrays.
 
 The same scan reads the ITA EPA-HTTP and NASA-HTTP TSV formats (``read_log``; a line parser
 each, :func:`_parse_epa` and :func:`_parse_tsv`), under the same rule.
