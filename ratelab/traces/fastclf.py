@@ -9,14 +9,16 @@ the time decompression alone takes (``ratelab bench ingest`` measures it):
    concatenated log reads whole) on a thread of its own, so that on two cores inflating and
    parsing overlap;
 2. a numba kernel splits each block into lines exactly as Python's text reader does (``\\n``,
-   ``\\r`` or ``\\r\\n``; eight bytes at a time) and reads a line's host and time where the
-   line is plainly well formed, its fields eight bytes at a time too (unaligned loads: the
-   stamp is checked and read from four words; the day and zone of the line before are
-   reused when their bytes repeat);
+   ``\\r`` or ``\\r\\n``; 32 bytes at a time, one vector compare each) and reads a line's host
+   and time where the line is plainly well formed, its fields 32 or eight bytes at a time
+   too (unaligned loads: the stamp is checked and read from four words; the day and zone of
+   the line before are reused when their bytes repeat);
 3. the same kernel numbers hosts in order of first appearance in an open-addressing hash
    table of 8-byte slots (the hash's high half and the id), each name's first 16 bytes kept
-   beside it by id (an IPv4 host is compared in two words, a longer name word by word); the
-   requests go straight into the reader's arrays.
+   beside it by id (an IPv4 host is compared in two words, a longer name word by word),
+   looked up as soon as the host's end is found (the slot, then the entry: two loads that
+   wait on each other, overlapping with reading the rest of the line); the requests go
+   straight into the reader's arrays.
 
 The same scan reads the ITA EPA-HTTP and NASA-HTTP TSV formats (``read_log``; a line parser
 each, :func:`_parse_epa` and :func:`_parse_tsv`), under the same rule.
@@ -40,7 +42,7 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core.cpu import CPUTargetOptions
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from numba.extending import intrinsic
 
 from ..progress import bar
@@ -81,6 +83,34 @@ def _load8(typingctx, arr, i):
             v = builder.call(builder.module.declare_intrinsic("llvm.bswap", [v.type]), [v])
         return v
     return types.uint64(arr, types.intp), codegen
+
+
+def _mask32(test):
+    """An intrinsic (arr, i) -> uint64: bit k set where test(the 32 bytes of the uint8 array
+    arr at i..i+32, as one vector) holds for byte i + k, in one unaligned vector load and a
+    few vector compares (no bounds check: the caller makes sure i + 32 <= len(arr))."""
+    @intrinsic
+    def mask(typingctx, arr, i):
+        def codegen(context, builder, sig, args):
+            ary = context.make_array(sig.args[0])(context, builder, args[0])
+            vt = ir.VectorType(ir.IntType(8), 32)
+            ptr = builder.bitcast(builder.gep(ary.data, [args[1]]), vt.as_pointer())
+            v = builder.load(ptr, align=1)
+            bits = builder.bitcast(test(builder, v, lambda c: ir.Constant(vt, [c] * 32)),
+                                   ir.IntType(32))
+            if not LITTLE:  # there the first byte's bit is the highest
+                bits = builder.call(builder.module.declare_intrinsic(
+                    "llvm.bitreverse", [bits.type]), [bits])
+            return builder.zext(bits, ir.IntType(64))
+        return types.uint64(arr, types.intp), codegen
+    return mask
+
+
+_breaks32 = _mask32(lambda bd, v, c: bd.or_(bd.icmp_unsigned("==", v, c(10)),
+                                            bd.icmp_unsigned("==", v, c(13))))
+"""Bit k: byte i + k is a \n or a \r."""
+_unprintable32 = _mask32(lambda bd, v, c: bd.icmp_unsigned(">", bd.sub(v, c(33)), c(93)))
+"""Bit k: byte i + k is outside printable ASCII without space (33..126)."""
 
 
 @njit(cache=True, inline="always")
@@ -153,7 +183,12 @@ def _unprintable(x):
 @njit(cache=True, inline="always")
 def _token(b, p, e):
     """The end of a run of printable ASCII (no space) from p; p itself when there is none
-    (eight bytes at a time)."""
+    (32 bytes at a time, then eight)."""
+    while p + 32 <= e:
+        m = _unprintable32(b, p)
+        if m != 0:
+            return p + np.int64(trailing_zeros(m))
+        p += 32
     while p + 8 <= e:
         m = _unprintable(_load8(b, p))
         if m != 0:
@@ -204,12 +239,18 @@ _BELOW14 = np.uint64(0x0E0E0E0E0E0E0E0E)
 
 @njit(cache=True, inline="always")
 def _eol(b, w, i, n):
-    """The first i' >= i with b[i'] a \n or \r, or n: eight bytes at a time (w is b seen as
-    little-endian uint64 words; the bytes of the first word before i are masked off).
+    """The first i' >= i with b[i'] a \n or \r, or n: 32 bytes at a time (one vector each),
+    then the last bytes eight at a time (w is b seen as little-endian uint64 words; the
+    bytes of the first word before i are masked off).
 
     A word is first tested for any byte below 14 (three operations, exact as a yes/no: a
     byte below 14 always sets its flag, whatever borrows from below); only then are its
     \n and \r found exactly."""
+    while i + 32 <= n:
+        m = _breaks32(b, i)
+        if m != 0:
+            return i + np.int64(trailing_zeros(m))
+        i += 32
     k = i >> 3
     nw = len(w)
     if k < nw:
@@ -282,6 +323,20 @@ def _digits(x, hi, six) -> bool:
         and ((x + six) & hi) == (hi & np.uint64(0x3333333333333333))
 
 
+_F0 = np.uint64(0xF0F0F0F0F0F0F0F0)
+_30 = np.uint64(0x3030303030303030)
+_06 = np.uint64(0x0606060606060606)
+
+
+@njit(cache=True, inline="always")
+def _nondigits(x):
+    """0x80 in each byte of x that is not an ASCII digit, 0 in every other (exact: the high
+    bit is tested apart, and adding 6 to a byte below 0x80 carries into no other)."""
+    low = x & _LOW7
+    digit = _zeros((low & _F0) ^ _30) & _zeros(((low + _06) & _F0) ^ _30) & ~x & _H
+    return digit ^ _H
+
+
 @njit(cache=True, inline="always")
 def _at(x, i):
     """Byte i of the word x, as an int."""
@@ -289,30 +344,33 @@ def _at(x, i):
 
 
 @njit(cache=True, inline="always", **NO_REFCOUNTS)
-def _parse(b, w, s, n, final, months, space, zone_max, memo):
-    """(what, time, host end, content end) for the CLF line starting at b[s].
+def _parse(b, w, s, n, final, months, space, zone_max, memo, slots, ents, names):
+    """(what, time, host end, content end, host id, slot) for the CLF line starting at b[s].
 
     what is ACCEPT when the line is plainly well formed (then the rest is set), SLOW when
     the reference parser must judge it, MORE when the block ends inside it. memo holds the
     last day and zone read (their bytes packed in two words, and the day's first second in
-    that zone), since a log's lines repeat them. Fields are read eight bytes at a time.
+    that zone), since a log's lines repeat them. Fields are read eight bytes at a time. The
+    host is looked up in the name table (:func:`_find`: its id, or -1 and the free slot for
+    it) as soon as its end is known.
     """
     he = _token(b, s, n)  # host, ident, authuser: printable ASCII, one space after each
     if he == s or he >= n or b[he] != 32:
-        return SLOW, 0.0, -1, -1
+        return SLOW, 0.0, -1, -1, -1, -1
+    found, j = _find(b, s, he, slots, ents, names)
     if (_word(b, he, n) & _DASHES_MASK) == _DASHES:  # " - - [": no ident, no user
         p = he + 5
     else:
         p = _token(b, he + 1, n)
         if p == he + 1 or p >= n or b[p] != 32:
-            return SLOW, 0.0, -1, -1
+            return SLOW, 0.0, -1, -1, -1, -1
         q = _token(b, p + 1, n)
         if q == p + 1 or q >= n or b[q] != 32:
-            return SLOW, 0.0, -1, -1
+            return SLOW, 0.0, -1, -1, -1, -1
         p = q + 1
     # [dd/Mon/yyyy:hh:mm:ss +zzzz] "  (30 bytes, in four words)
     if p + 30 > n:
-        return (SLOW if final else MORE), 0.0, -1, -1
+        return (SLOW if final else MORE), 0.0, -1, -1, -1, -1
     w0, w1, w2, w3 = _word(b, p, n), _word(b, p + 8, n), _word(b, p + 16, n), \
         _word(b, p + 24, n)
     sign = _at(w2, 6)
@@ -321,12 +379,12 @@ def _parse(b, w, s, n, final, months, space, zone_max, memo):
             or (sign != 43 and sign != 45) or not _digits(w0, _W0_HI, _W0_SIX) \
             or not _digits(w1, _W1_HI, _W1_SIX) or not _digits(w2, _W2_HI, _W2_SIX) \
             or not _digits(w3, _W3_HI, _W3_SIX):
-        return SLOW, 0.0, -1, -1
+        return SLOW, 0.0, -1, -1, -1, -1
     hh = (_at(w1, 5) - 48) * 10 + _at(w1, 6) - 48
     mi = (_at(w2, 0) - 48) * 10 + _at(w2, 1) - 48
     ss = (_at(w2, 3) - 48) * 10 + _at(w2, 4) - 48
     if hh > 23 or mi > 59 or ss > 60:
-        return SLOW, 0.0, -1, -1
+        return SLOW, 0.0, -1, -1, -1, -1
     day = (w0 >> np.uint64(8)) | (w1 << np.uint64(56))  # dd/Mon/y
     rest = ((w1 >> np.uint64(8)) & _LOW24) \
         | ((((w2 >> np.uint64(48)) | (w3 << np.uint64(16))) & _LOW40) << np.uint64(24))
@@ -339,7 +397,7 @@ def _parse(b, w, s, n, final, months, space, zone_max, memo):
         if mon == 0 or b[p + 4] != months[3 * mon - 3] or b[p + 5] != months[3 * mon - 2] \
                 or b[p + 6] != months[3 * mon - 1] or d < 1 or y < 1 \
                 or zm > 59 or zh * 60 + zm > zone_max or d > _month_days(y, mon):
-            return SLOW, 0.0, -1, -1
+            return SLOW, 0.0, -1, -1, -1, -1
         off = (zh * 3600 + zm * 60) * (-1 if sign == 45 else 1)
         base = _days_from_civil(y, mon, d) * 86400 - off
         memo[0], memo[1], memo[2] = np.int64(day), np.int64(rest), base
@@ -348,7 +406,7 @@ def _parse(b, w, s, n, final, months, space, zone_max, memo):
     r = p + 30
     e = _eol(b, w, r, n)
     if e == n and not final:
-        return MORE, 0.0, -1, -1
+        return MORE, 0.0, -1, -1, -1, -1
     # "request" status bytes [anything]: the line matches when some quote after the opening
     # one starts a ``" ddd bytes`` tail that the line's end or a space follows (the request
     # is then the shortest such run). Common format: the tail ends the line.
@@ -356,9 +414,12 @@ def _parse(b, w, s, n, final, months, space, zone_max, memo):
     t = e - 1
     if t >= r and b[t] == 45:
         t -= 1
-    else:
-        while t >= r and _digit(b[t]):
-            t -= 1
+    else:  # the digits that end the line: up to 7 found in one word (b[r - 1] is a quote)
+        run = np.int64(leading_zeros(_nondigits(_load8(b, e - 8)))) >> 3
+        t -= run
+        if run == 8:
+            while t >= r and _digit(b[t]):
+                t -= 1
     if t < e - 1 and t - 5 >= r and b[t] == 32 and b[t - 4] == 32 and b[t - 5] == 34 \
             and _digit(b[t - 1]) and _digit(b[t - 2]) and _digit(b[t - 3]) \
             and (b[e - 1] != 45 or t == e - 2):
@@ -376,8 +437,8 @@ def _parse(b, w, s, n, final, months, space, zone_max, memo):
             ok = t > q + 6 and (t == e or space[b[t]])
         q += 1
     if not ok:
-        return SLOW, 0.0, -1, -1
-    return ACCEPT, float(base + hh * 3600 + mi * 60 + ss), he, e
+        return SLOW, 0.0, -1, -1, -1, -1
+    return ACCEPT, float(base + hh * 3600 + mi * 60 + ss), he, e, found, j
 
 
 _TAB = np.uint64(0x0909090909090909)
@@ -525,14 +586,16 @@ _LOW32 = np.int64(0xFFFFFFFF)
 
 
 @njit(cache=True, inline="always")
-def _intern(b, s, e, slots, ents, names, count, used):
-    """(id, count, used): the id of the name b[s:e] in the name table, added when new.
+def _find(b, s, e, slots, ents, names):
+    """(id, slot): the id of the name b[s:e] in the name table and its slot, or -1 and the
+    free slot where it would go.
 
     The table: slots (a power of two of them, open addressing, kept at most half full: the
     hash's high 32 bits << 32 | id + 1, 0 when free), ents (ENT words per id), names (every
-    name's bytes one after another, `used` of them), count (ids given). Slots are 8 bytes so
-    that the table of a log's hosts stays in cache. The caller makes sure there is room
-    (:func:`_room`).
+    name's bytes one after another). Slots are 8 bytes so that the table of a log's hosts
+    stays in cache. Only reads: the CLF scan looks a line's host up as soon as it has found
+    it, so that the two loads that depend on each other (slot, then entry) overlap with the
+    reading of the rest of the line.
     """
     size = e - s
     n = len(b)
@@ -543,7 +606,7 @@ def _intern(b, s, e, slots, ents, names, count, used):
     while True:
         v = slots[j]
         if v == 0:
-            break
+            return np.int64(-1), j
         if (v & ~_LOW32) == tag:
             k = (v & _LOW32) - 1
             x = ents[ENT * k + 2]
@@ -556,15 +619,34 @@ def _intern(b, s, e, slots, ents, names, count, used):
                         same = False
                         break
                 if same:
-                    return k, count, used
+                    return k, j
         j = (j + 1) & wrap
-    slots[j] = tag | (count + 1)
+
+
+@njit(cache=True, inline="always")
+def _add(b, s, e, j, slots, ents, names, count, used):
+    """(id, count, used): the name b[s:e], not in the table, added at its free slot j (from
+    :func:`_find`, the table unchanged since). The caller makes sure there is room
+    (:func:`_room`)."""
+    size = e - s
+    lo, hi, h = _key(b, s, e, len(b))
+    slots[j] = (np.int64(h >> np.uint64(32)) << 32) | (count + 1)
     ents[ENT * count] = np.int64(lo)
     ents[ENT * count + 1] = np.int64(hi)
     ents[ENT * count + 2] = (np.int64(used) << 32) | size
     for i in range(size):  # a loop: a slice copy would need numba's reference counting
         names[used + i] = b[s + i]
     return count, count + 1, used + size
+
+
+@njit(cache=True, inline="always")
+def _intern(b, s, e, slots, ents, names, count, used):
+    """(id, count, used): the id of the name b[s:e] in the name table, added when new (the
+    caller makes sure there is room: :func:`_room`)."""
+    k, j = _find(b, s, e, slots, ents, names)
+    if k >= 0:
+        return k, count, used
+    return _add(b, s, e, j, slots, ents, names, count, used)
 
 
 @njit(cache=True, inline="always")
@@ -620,14 +702,20 @@ def _scan(b, w, pos, final, line_no, fmt, months, space, zone_max, memo, epa_bas
     ns = 0
     while k < cap and pos < n:
         if fmt == CLF:
-            what, t, he, te = _parse(b, w, pos, n, final, months, space, zone_max, memo)
-        elif fmt == EPA:
-            what, t, he, te = _parse_epa(b, w, pos, n, final, epa_base, epa_days)
+            what, t, he, te, found, j = _parse(b, w, pos, n, final, months, space, zone_max,
+                                               memo, slots, ents, names)
         else:
-            what, t, he, te = _parse_tsv(b, w, pos, n, final)
+            if fmt == EPA:
+                what, t, he, te = _parse_epa(b, w, pos, n, final, epa_base, epa_days)
+            else:
+                what, t, he, te = _parse_tsv(b, w, pos, n, final)
+            found, j = -1, -1
+            if what == ACCEPT:
+                found, j = _find(b, pos, he, slots, ents, names)
         if what == MORE:
             break
-        if what == ACCEPT and not _room(he - pos, slots, ents, names, count, used):
+        if what == ACCEPT and found < 0 \
+                and not _room(he - pos, slots, ents, names, count, used):
             return pos, k, ns, line_no, count, used, he - pos
         e, nxt = _line_end(b, te if what == ACCEPT else pos, n, final)
         if e < 0:
@@ -637,7 +725,10 @@ def _scan(b, w, pos, final, line_no, fmt, months, space, zone_max, memo, epa_bas
         if what == ACCEPT:
             kind[k] = 1
             times[k] = t
-            keys[k], count, used = _intern(b, pos, he, slots, ents, names, count, used)
+            if found >= 0:
+                keys[k] = found
+            else:
+                keys[k], count, used = _add(b, pos, he, j, slots, ents, names, count, used)
         else:
             kind[k] = 0
             slow_start[ns] = pos
