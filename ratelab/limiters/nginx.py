@@ -83,15 +83,21 @@ def drain(rate_milli: int, ms: int, cap: int) -> int:
     return rate_milli * ms // 1000
 
 
-def excess_after(excess: int, last: int, now_ms: int, rate_milli: int, cap: int) -> int:
-    """The excess a request at `now_ms` finds on a node, its own 1000 added (nginx's
+def excess_left(excess: int, last: int, now_ms: int, rate_milli: int, cap: int) -> int:
+    """The node's excess less what drains from ms `last` to `now_ms` (below 0 when it has
+    drained for longer than it needed): :func:`drained` and :func:`with_request` of it."""
+    return excess - drain(rate_milli, max(0, now_ms - last), cap)
+
+
+def drained(left: int) -> int:
+    """The node's excess drained to now, without a new request (at least 0)."""
+    return max(0, left)
+
+
+def with_request(left: int) -> int:
+    """The excess a request finds on a node, its own 1000 added (nginx's
     ``excess = excess - rate * ms / 1000 + 1000``, at least 0)."""
-    return max(0, excess - drain(rate_milli, max(0, now_ms - last), cap) + 1000)
-
-
-def drained(excess: int, last: int, now_ms: int, rate_milli: int, cap: int) -> int:
-    """The node's excess drained to `now_ms`, without a new request (at least 0)."""
-    return max(0, excess - drain(rate_milli, max(0, now_ms - last), cap))
+    return max(0, left + 1000)
 
 
 def can_expire(excess: int, last: int, now_ms: int, rate_milli: int, cap: int) -> bool:
@@ -211,7 +217,7 @@ class NginxLimitReq(Limiter):
         if node is None:
             excess, allowed, new = 0, True, Node(0, now_ms)
         else:
-            excess = excess_after(node.excess, node.last, now_ms, rm, cap)
+            excess = with_request(excess_left(node.excess, node.last, now_ms, rm, cap))
             allowed = excess <= self.burst * 1000
             if allowed:
                 new = Node(excess, now_ms if now_ms > node.last else node.last)
@@ -250,6 +256,6 @@ class NginxLimitReq(Limiter):
         if node is None:
             return {"excess": 0.0, "burst": self.burst, "known": False}
         now_ms = ms_of(now_t)
-        return {"excess": drained(node.excess, node.last, now_ms, self.rate_milli,
-                                  self.ms_cap) / 1000,
+        return {"excess": drained(excess_left(node.excess, node.last, now_ms, self.rate_milli,
+                                              self.ms_cap)) / 1000,
                 "burst": self.burst, "known": True}

@@ -80,8 +80,8 @@ _compile_with_kernels(
     fw.index_of, fw.index_near, fw.count_in, sl.has_left,
     sc.roll, sc.weight, sc.estimate, sc.wait_ticks, sc.reset_tick,
     gc.advance, gc.allow_at, gc.available,
-    ng.ms_of, ng.after_ms, ng.drain, ng.excess_after, ng.drained, ng.can_expire, ng.delay_ms,
-    ng.ms_to_drain, ng.retry_tick)
+    ng.ms_of, ng.after_ms, ng.drain, ng.excess_left, ng.drained, ng.with_request, ng.can_expire,
+    ng.delay_ms, ng.ms_to_drain, ng.retry_tick)
 to_ticks, seconds_until, whole_below = clock.to_ticks, clock.seconds_until, base.whole_below
 MAX_TICKS = clock.MAX_TICKS
 
@@ -392,8 +392,9 @@ def nginx(time, ticks, key, state, ends, rate_milli, ms_cap, burst, delay_n, nod
         if s.known:
             node_excess = s.excess
             node_last = s.last
-            counter[i] = ng.drained(node_excess, node_last, now_ms, rate_milli, ms_cap) / 1000
-            excess = ng.excess_after(node_excess, node_last, now_ms, rate_milli, ms_cap)
+            left = ng.excess_left(node_excess, node_last, now_ms, rate_milli, ms_cap)
+            counter[i] = ng.drained(left) / 1000
+            excess = ng.with_request(left)
             ok = excess <= burst_milli
             if ok:
                 s.excess = excess
