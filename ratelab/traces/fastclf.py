@@ -119,6 +119,14 @@ def _digit(c) -> bool:
 
 
 @njit(cache=True, inline="always")
+def _status_ends_at(b, t, r) -> bool:
+    """Whether ``" ddd`` (a quote, a space, a three-digit status) ends just before b[t], its
+    quote at or after b[r]: the tail of a CLF or EPA line, the bytes field after it or not."""
+    return t - 5 >= r and b[t - 4] == 32 and b[t - 5] == 34 and _digit(b[t - 1]) \
+        and _digit(b[t - 2]) and _digit(b[t - 3])
+
+
+@njit(cache=True, inline="always")
 def _num(b, i, n):
     """The n-digit decimal number at b[i:i+n], or -1 if any byte is not a digit."""
     v = 0
@@ -420,8 +428,7 @@ def _parse(b, w, s, n, final, months, space, zone_max, memo, slots, ents, names)
         if run == 8:
             while t >= r and _digit(b[t]):
                 t -= 1
-    if t < e - 1 and t - 5 >= r and b[t] == 32 and b[t - 4] == 32 and b[t - 5] == 34 \
-            and _digit(b[t - 1]) and _digit(b[t - 2]) and _digit(b[t - 3]) \
+    if t < e - 1 and _status_ends_at(b, t, r) and b[t] == 32 \
             and (b[e - 1] != 45 or t == e - 2):
         ok = True
     q = r
@@ -502,13 +509,10 @@ def _parse_epa(b, w, s, n, final, base, days):
     else:
         while t >= r and _digit(b[t]):
             t -= 1
-    ok = t < e - 1 and t - 5 >= r and b[t] == 32 and b[t - 4] == 32 \
-        and b[t - 5] == 34 and _digit(b[t - 1]) and _digit(b[t - 2]) and _digit(b[t - 3]) \
+    ok = t < e - 1 and _status_ends_at(b, t, r) and b[t] == 32 \
         and (b[e - 1] != 45 or t == e - 2)
     if not ok:  # no bytes field
-        t = e
-        ok = t - 5 >= r and b[t - 4] == 32 and b[t - 5] == 34 and _digit(b[t - 1]) \
-            and _digit(b[t - 2]) and _digit(b[t - 3])
+        ok = _status_ends_at(b, e, r)
     if not ok:
         return SLOW, 0.0, -1, -1
     return ACCEPT, base + d * 86400 + hh * 3600 + mi * 60 + ss, he, e
