@@ -4,30 +4,14 @@ report, on the recorded traces, hand-made good and bad lines, and random ones.""
 from __future__ import annotations
 
 import gzip
-import warnings
 
-import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 from budget import examples
+from readers import assert_same, both
 
 from ratelab.traces import fastclf
-from ratelab.traces.loaders import LoadWarning, load_log
-
-
-def both(path, fmt, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", LoadWarning)
-        fast = load_log(path, fmt, engine="fast", progress=False, **kw)
-        ref = load_log(path, fmt, engine="reference", progress=False, **kw)
-    return fast, ref
-
-
-def assert_same(fast, ref):
-    np.testing.assert_array_equal(fast.time, ref.time)
-    np.testing.assert_array_equal(fast.key, ref.key)
-    assert list(fast.key_names) == list(ref.key_names)
-    assert fast.meta["report"] == ref.meta["report"]
+from ratelab.traces.loaders import load_log
 
 
 @pytest.mark.parametrize("file, fmt, requests", [("epa-http.txt.gz", "epa", 47_748),
@@ -166,22 +150,17 @@ tsv_parts = st.lists(st.sampled_from([
 ]), max_size=25)
 
 
+@pytest.mark.parametrize("fmt, pieces, good", [("epa", epa_parts, EPA_GOOD),
+                                               ("nasa-tsv", tsv_parts, TSV_GOOD)])
 @examples(60)
-@given(st.lists(epa_parts, max_size=30))
-def test_random_epa_lines_read_alike(tmp_path_factory, parts):
+@given(data=st.data())
+def test_random_lines_read_alike(tmp_path_factory, fmt, pieces, good, data):
+    """Lines built from the format's pieces, well formed or not: the two readers agree."""
+    parts = data.draw(st.lists(pieces, max_size=30))
     path = tmp_path_factory.mktemp("fuzz") / "f.log"
-    text = "\n".join("".join(p) for p in parts) + "\n" + EPA_GOOD
+    text = "\n".join("".join(p) for p in parts) + "\n" + good
     path.write_bytes(text.encode("latin-1"))
-    assert_same(*both(path, "epa", max_examples=1000))
-
-
-@examples(60)
-@given(st.lists(tsv_parts, max_size=30))
-def test_random_tsv_lines_read_alike(tmp_path_factory, parts):
-    path = tmp_path_factory.mktemp("fuzz") / "f.tsv"
-    text = "\n".join("".join(p) for p in parts) + "\n" + TSV_GOOD
-    path.write_bytes(text.encode("latin-1"))
-    assert_same(*both(path, "nasa-tsv", max_examples=1000))
+    assert_same(*both(path, fmt, max_examples=1000))
 
 
 @pytest.mark.parametrize("file, fmt", [("epa-http.txt.gz", "epa"),

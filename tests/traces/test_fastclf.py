@@ -3,32 +3,21 @@
 from __future__ import annotations
 
 import gzip
-import warnings
 from datetime import datetime
 
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 from budget import examples
+import readers
+from readers import assert_same
 
 from ratelab.traces import fastclf
-from ratelab.traces.loaders import LoadWarning, load_log
+from ratelab.traces.loaders import load_log
 
 
 def both(path, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", LoadWarning)
-        fast = load_log(path, "clf", engine="fast", progress=False, **kw)
-        ref = load_log(path, "clf", engine="reference", progress=False, **kw)
-    return fast, ref
-
-
-def assert_same(fast, ref):
-    np.testing.assert_array_equal(fast.time, ref.time)
-    np.testing.assert_array_equal(fast.key, ref.key)
-    assert list(fast.key_names) == list(ref.key_names)
-    assert fast.meta["report"] == ref.meta["report"]
-    assert fast.meta["out_of_order"] == ref.meta["out_of_order"]
+    return readers.both(path, "clf", **kw)
 
 
 @pytest.mark.parametrize("file", ["NASA_access_log_Jul95_first1000.clf.gz",
