@@ -18,7 +18,7 @@ only when the algorithm's ``count_rejected`` policy says it should.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Hashable
 
 import numpy as np
@@ -73,6 +73,23 @@ def decision(allowed: bool, limit: float, remaining: int, retry_after: Seconds,
     _set_reset_after(d, reset_after)
     _set_delay(d, delay)
     return d
+
+
+def pair_builder(cls: type) -> Any:
+    """A function ``build(a, b)`` equal to ``cls(a, b)`` for a frozen, slotted dataclass of two
+    fields, built by setting its slots directly as :func:`decision` does: the limiters build a
+    state per request (``token_bucket.bucket_state``, ``leaky_bucket.meter_state``)."""
+    new = object.__new__
+    set_a, set_b = (cls.__dict__[f.name].__set__ for f in fields(cls))
+
+    def build(a, b):
+        value = new(cls)
+        set_a(value, a)
+        set_b(value, b)
+        return value
+
+    build.__doc__ = f"``{cls.__name__}(...)``, its two slots set directly (base.pair_builder)."
+    return build
 
 
 # ---------------------------------------------------------------- input checks

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Limiter, PerSecond, Seconds, bounded, decision, positive, whole_below
+from .base import (Limiter, PerSecond, Seconds, bounded, decision, pair_builder, positive,
+                   whole_below)
 from .clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass
 from .token_bucket import CACHED_COSTS
 
@@ -33,17 +34,8 @@ class MeterState:
     last: int
 
 
-_new = object.__new__
-_set_level, _set_last = (MeterState.__dict__["level"].__set__,
-                         MeterState.__dict__["last"].__set__)
-
-
-def meter_state(level: float, last: int) -> MeterState:
-    """``MeterState(level, last)``, its slots set directly (as :func:`base.decision`)."""
-    state = _new(MeterState)
-    _set_level(state, level)
-    _set_last(state, last)
-    return state
+meter_state = pair_builder(MeterState)
+"""``MeterState(level, last)``, its slots set directly: one per request."""
 
 
 # ---------------------------------------------------------------- the arithmetic (scalars)

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import (Decision, Limiter, PerSecond, Seconds, bounded, decision, positive,
-                   whole_below)
+from .base import (Decision, Limiter, PerSecond, Seconds, bounded, decision, pair_builder,
+                   positive, whole_below)
 from .clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks
 
 
@@ -32,17 +32,8 @@ class BucketState:
     last: int
 
 
-_new = object.__new__
-_set_tokens, _set_last = (BucketState.__dict__["tokens"].__set__,
-                          BucketState.__dict__["last"].__set__)
-
-
-def bucket_state(tokens: float, last: int) -> BucketState:
-    """``BucketState(tokens, last)``, its slots set directly (as :func:`base.decision`)."""
-    state = _new(BucketState)
-    _set_tokens(state, tokens)
-    _set_last(state, last)
-    return state
+bucket_state = pair_builder(BucketState)
+"""``BucketState(tokens, last)``, its slots set directly: one per request."""
 
 
 # ---------------------------------------------------------------- the arithmetic (scalars)
