@@ -307,20 +307,20 @@ def search(*, trials: int = 120, refine: int = 60, finalists: int = 4, scale_up:
         finals.append(evaluate(p, sources=sources * scale_up, requests=requests * scale_up,
                                workers=workers))
         bar.update(1)
-    top = min(finals, key=lambda r: r["distance"]["loss"])
+    top = _lowest(finals)
     polished = []
 
     def run_big(u):
         r = evaluate(_to_params(u), sources=sources * scale_up, requests=requests * scale_up,
                      workers=workers)
-        so_far = min([top, *polished], key=lambda r: r["distance"]["loss"])
+        so_far = _lowest([top, *polished])
         polished.append({**r, "kept": r["distance"]["loss"] < so_far["distance"]["loss"]})
         bar.update(1)
         return r["distance"]["loss"]
 
     _evolve(_to_unit(top["params"]), top["distance"]["loss"], 0.05, polish, rng, run_big)
     bar.close()
-    winner = min([*finals, *polished], key=lambda r: r["distance"]["loss"])
+    winner = _lowest([*finals, *polished])
     return {"target": CLOUDFLARE_2017, "limit": LIMIT, "window_s": WINDOW_S,
             "mode": "estimate",
             "settings": {"trials": trials, "refine": refine, "finalists": finalists,
@@ -335,7 +335,11 @@ def search(*, trials: int = 120, refine: int = 60, finalists: int = 4, scale_up:
 def best_run(record: dict) -> dict:
     """The run of `record` (a :func:`search` record) whose parameters are the winner's: the
     best of its finalists and polished points (a polished point is not among the trials)."""
-    runs = [*record["finalists"], *record.get("polished", [])]
+    return _lowest([*record["finalists"], *record.get("polished", [])])
+
+
+def _lowest(runs: list[dict]) -> dict:
+    """The run of `runs` with the lowest loss (the first of equals)."""
     return min(runs, key=lambda r: r["distance"]["loss"])
 
 
