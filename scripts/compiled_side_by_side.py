@@ -3,9 +3,12 @@
 
 Package trees imported under different names into the same process replay the same seeded
 trace (``ratelab bench``'s: 10 M requests, 100 K keys, limit 100 per 60 s) through each
-algorithm, runs interleaved (this, that, this, that, ...), so that a machine shared with
+algorithm, runs interleaved (this, that, that, this, ...), so that a machine shared with
 other work slows all alike; a figure is the best of ``--repeat`` runs, in decisions per CPU
-second. ``differ`` counts the requests this tree and that commit decide differently: none
+second. Beside it, ``paired`` is the median of the per-round ratios (each round times this
+tree and that commit back to back) with their lowest and highest: on a virtual machine whose
+neighbours come and go, a best-of can land on one lucky run, and the median of pairs is
+the steadier figure. ``differ`` counts the requests this tree and that commit decide differently: none
 between two commits with the same arithmetic, a few where one of them changed it (the
 microsecond clock admits requests sent exactly at the rate that float seconds refused).
 
@@ -96,11 +99,12 @@ def main(argv: list[str] | None = None) -> int:
         labels = [row[0] for row in trees["ratelab_this"][0].ALGORITHMS]
         header = f"{'algorithm':24} {'this (' + unit + ')':>11}"
         for rev in args.revs:
-            header += f" {rev + ' (' + unit + ')':>16} {'this/' + rev:>14} {'differ':>8}"
+            header += (f" {rev + ' (' + unit + ')':>16} {'this/' + rev:>14}"
+                       f" {'paired (low-high)':>19} {'differ':>8}")
         print(f"{n_requests:,} requests", flush=True)
         print(header, flush=True)
         for label in args.algorithms or labels:
-            best, allowed = {}, {}
+            best, allowed, runs = {}, {}, {}
             limiters = {}
             for n, (bench, limiters_mod, replay_mod) in trees.items():
                 _, algorithm, params, _ = next(r for r in bench.ALGORITHMS if r[0] == label)
@@ -108,12 +112,15 @@ def main(argv: list[str] | None = None) -> int:
                 if not reference:
                     replay_mod.replay(limiters[n], traces[n].head(10_000), progress=False)
                 best[n] = float("inf")
-            for _ in range(args.repeat):
-                for n, (_, _, replay_mod) in trees.items():
+                runs[n] = []
+            for r in range(args.repeat):  # the order flips each round: neither goes first always
+                order = list(trees.items())
+                for n, (_, _, replay_mod) in (order if r % 2 == 0 else order[::-1]):
                     t = time.process_time()
                     out = replay_mod.replay(limiters[n], traces[n], engine=args.engine,
                                             progress=False)
-                    best[n] = min(best[n], time.process_time() - t)
+                    runs[n].append(time.process_time() - t)
+                    best[n] = min(best[n], runs[n][-1])
                     allowed[n] = out.allowed
                     del out
             this = n_requests / best[names[0]] / scale
@@ -121,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
             for n in names[1:]:
                 that = n_requests / best[n] / scale
                 differ = int(np.count_nonzero(allowed[names[0]] != allowed[n]))
-                line += f" {that:16.1f} {this / that:14.2f} {differ:8,}"
+                pairs = np.array(runs[n]) / np.array(runs[names[0]])  # that's time / this's
+                paired = f"{np.median(pairs):.2f} ({pairs.min():.2f}-{pairs.max():.2f})"
+                line += f" {that:16.1f} {this / that:14.2f} {paired:>19} {differ:8,}"
             print(line, flush=True)
     print(f"load average after: {load_average()}", flush=True)
     return 0
