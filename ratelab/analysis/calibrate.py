@@ -38,7 +38,9 @@ one finalist) and polished from there, so a search can go on where another stopp
 same size or a larger one.
 
 :func:`confirm` runs the winner once more at a larger scale (1/10 of Cloudflare's by default;
-full scale takes its flags). Every number in the record comes from
+full scale takes its flags), and may run it again on other population seeds: a mix polished
+on one draw of its sources could fit that draw's few rare sources rather than the mix. Every
+number in the record comes from
 a run the record's command repeats.
 """
 
@@ -344,11 +346,13 @@ def _lowest(runs: list[dict]) -> dict:
 
 
 def confirm(params: dict, *, sources: int = 27_000, requests: int = 40_000_000,
-            workers: int | None = None) -> dict:
+            seed: int = 0, workers: int | None = None) -> dict:
     """The mix `params` at a larger scale (by default 1/10 of Cloudflare's: 27,000 sources,
-    40 million requests, with their requests per source): figures and distance. `workers`
-    as in :func:`evaluate` (default: this process)."""
-    return evaluate(params, sources=sources, requests=requests, workers=workers)
+    40 million requests, with their requests per source): figures and distance. `seed` is
+    the population's (the search's runs all use 0; another seed draws other sources from the
+    same mix: whether the figures belong to the mix or to one draw of it). `workers` as in
+    :func:`evaluate` (default: this process)."""
+    return evaluate(params, sources=sources, requests=requests, seed=seed, workers=workers)
 
 
 #: Factors of :func:`neighbourhood`: each parameter halved and doubled.

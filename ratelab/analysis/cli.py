@@ -469,6 +469,10 @@ def add_calibrate(sub) -> None:
                         "with --confirm-requests 400000000 is Cloudflare's full scale)")
     p.add_argument("--confirm-requests", type=count, default=40_000_000,
                    help="requests of the one confirming run")
+    p.add_argument("--confirm-seeds", type=count, default=1,
+                   help="population seeds of the confirming run: 0 (the search's) and the "
+                        "next N-1 (the record's confirmed_reseeded), so that the record shows "
+                        "whether the figures hold on other draws of the same mix")
     p.add_argument("--vary", type=words(tuple(SPACE)), default=None,
                    help="searched parameters to halve and double around the winner, joined "
                         "by commas (default: every searched one: " + ", ".join(SPACE) + ")")
@@ -495,7 +499,8 @@ def run_calibrate(args) -> dict:
     if not args.confirm_sources:
         for flag, given in (("--workers", args.workers is not None),
                             ("--confirm-requests", args.confirm_requests
-                             != args._parser.get_default("confirm_requests"))):
+                             != args._parser.get_default("confirm_requests")),
+                            ("--confirm-seeds", args.confirm_seeds != 1)):
             if given:
                 raise UsageError(flag, "applies to the confirming run; --confirm-sources 0 "
                                        "skips it")
@@ -523,6 +528,12 @@ def run_calibrate(args) -> dict:
         record["confirmed"] = calibrate.confirm(winner, sources=args.confirm_sources,
                                                 requests=args.confirm_requests,
                                                 workers=args.workers)
+        if args.confirm_seeds > 1:
+            record["confirmed_reseeded"] = [
+                calibrate.confirm(winner, sources=args.confirm_sources,
+                                  requests=args.confirm_requests, seed=seed,
+                                  workers=args.workers)
+                for seed in range(1, args.confirm_seeds)]
     if not args.no_neighbourhood:
         record["neighbourhood"] = calibrate.neighbourhood(
             winner, args.vary, sources=args.sources * args.vary_scale_up,
@@ -536,6 +547,8 @@ def run_calibrate(args) -> dict:
         if args.start is not None and flag in ("trials", "refine", "finalists"):
             continue
         words_ += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+    if args.confirm_sources and args.confirm_seeds != 1:
+        words_ += ["--confirm-seeds", str(args.confirm_seeds)]
     if args.no_neighbourhood:
         words_.append("--no-neighbourhood")
     else:
@@ -558,4 +571,10 @@ def render_calibrate(record: dict) -> str:
         if k not in ("requests", "sources"):
             lines.append(f"  {LABELS[k]:48} {final['figures'][k]:>12.4g}   Cloudflare {want:g}")
     lines.append(f"  loss {final['distance']['loss']:.3f}; {record['run']['wall_s']} s wall")
+    for run in record.get("confirmed_reseeded", []):
+        f = run["figures"]
+        lines.append(f"  population seed {run['seed']}: wrong {f['wrong_decisions_pct']:.4g}%, "
+                     f"mean {f['mean_relative_error_pct']:.4g}%, false negatives "
+                     f"{f['false_negatives']}, false positives {f['false_positives']}, "
+                     f"loss {run['distance']['loss']:.3f}")
     return "\n".join(lines)

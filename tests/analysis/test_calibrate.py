@@ -206,3 +206,27 @@ def test_command_starts_from_a_file_and_says_so(tmp_path, capsys):
     path.write_text("not json")
     assert main([*small, "--start", str(path)]) == 2
     assert "--start: " + str(path) + ": not JSON" in capsys.readouterr().err
+
+
+def test_confirm_seeds_runs_the_winner_on_other_draws_of_the_mix(capsys):
+    small = ["cloudflare-mix", "--trials", "1", "--refine", "0", "--finalists", "1",
+             "--scale-up", "1", "--sources", "100", "--requests", "20000", "--no-neighbourhood",
+             "--confirm-sources", "300", "--confirm-requests", "60000", "--no-progress"]
+    assert main([*small, "--confirm-seeds", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "--confirm-seeds 3" in out["command"]
+    runs = [out["confirmed"], *out["confirmed_reseeded"]]
+    assert [r["seed"] for r in runs] == [0, 1, 2]
+    assert {(r["sources"], r["requests"]) for r in runs} == {(300, 60_000)}
+    assert runs[1]["figures"] != runs[0]["figures"]      # another draw, not the same run again
+    again = calibrate.confirm(out["winner"], sources=300, requests=60_000, seed=2)
+    assert again["figures"] == runs[2]["figures"]
+    assert main([*small, "--confirm-seeds", "2"]) == 0
+    assert "population seed 1: wrong" in capsys.readouterr().out
+    assert main([*small, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "confirmed_reseeded" not in out and "--confirm-seeds" not in out["command"]
+    assert main([*small[:-5], "--confirm-sources", "0", "--confirm-seeds", "2"]) == 2
+    assert "--confirm-seeds: applies to the confirming run" in capsys.readouterr().err
+    assert main([*small, "--confirm-seeds", "0"]) == 2
+    assert capsys.readouterr().err.startswith("ratelab cloudflare-mix: error: --confirm-seeds:")
