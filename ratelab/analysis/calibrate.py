@@ -264,6 +264,10 @@ def search(*, trials: int = 120, refine: int = 60, finalists: int = 4, scale_up:
     With `start` (a mix, see :func:`check_mix`) there are no trials: the one finalist is
     `start` at ``scale_up`` times the size, the polish steps from it, and the record keeps it
     as ``start``; `trials`, `refine` and `finalists` are then ignored (recorded as 0, 0, 1).
+
+    `workers` (as in :func:`evaluate`) runs the finalists and the polish, at ``scale_up`` times
+    the size, on a local Dask cluster of that many processes; the trials, a second or so each,
+    always run in this process. The record is the same either way.
     """
     if start is not None:
         start = check_mix(start)
@@ -285,7 +289,7 @@ def search(*, trials: int = 120, refine: int = 60, finalists: int = 4, scale_up:
     history = []
 
     def run(u, stage):
-        r = evaluate(_to_params(u), sources=sources, requests=requests, workers=workers)
+        r = evaluate(_to_params(u), sources=sources, requests=requests)
         history.append({"stage": stage, **r})
         bar.update(1)
         return r["distance"]["loss"]

@@ -482,8 +482,10 @@ def add_calibrate(sub) -> None:
     p.add_argument("--no-neighbourhood", action="store_true",
                    help="skip varying each parameter alone around the winner")
     p.add_argument("--workers", type=count, default=None,
-                   help="processes for the confirming run (default: this one; more run it "
-                        "on a local Dask cluster of that many); the search itself runs in one")
+                   help="processes for the runs at --scale-up times the size (finalists and "
+                        "polish), the confirming run and the neighbourhood (default: this one; "
+                        "more run them on a local Dask cluster of that many; the figures are "
+                        "the same); the small-scale trials run in one")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -497,8 +499,7 @@ def run_calibrate(args) -> dict:
     if args.vary_scale_up != 1 and args.no_neighbourhood:
         raise UsageError("--vary-scale-up", "does nothing with --no-neighbourhood")
     if not args.confirm_sources:
-        for flag, given in (("--workers", args.workers is not None),
-                            ("--confirm-requests", args.confirm_requests
+        for flag, given in (("--confirm-requests", args.confirm_requests
                              != args._parser.get_default("confirm_requests")),
                             ("--confirm-seeds", args.confirm_seeds != 1)):
             if given:
@@ -522,7 +523,7 @@ def run_calibrate(args) -> dict:
                               finalists=args.finalists, scale_up=args.scale_up,
                               polish=args.polish, sources=args.sources,
                               requests=args.requests, seed=args.seed, start=begin,
-                              progress=not args.no_progress)
+                              workers=args.workers, progress=not args.no_progress)
     winner = record["winner"]
     if args.confirm_sources:
         record["confirmed"] = calibrate.confirm(winner, sources=args.confirm_sources,
@@ -537,7 +538,7 @@ def run_calibrate(args) -> dict:
     if not args.no_neighbourhood:
         record["neighbourhood"] = calibrate.neighbourhood(
             winner, args.vary, sources=args.sources * args.vary_scale_up,
-            requests=args.requests * args.vary_scale_up)
+            requests=args.requests * args.vary_scale_up, workers=args.workers)
     record["run"] = {"wall_s": round(time.perf_counter() - start, 1)}
     words_ = ["ratelab", "cloudflare-mix"]
     if args.start is not None:

@@ -83,8 +83,8 @@ def test_command_runs_and_refuses_bad_input(capsys):
     assert "confirmed" not in out and "neighbourhood" not in out
     assert main(["cloudflare-mix", "--trials", "0", "--no-progress"]) == 2
     assert capsys.readouterr().err.startswith("ratelab cloudflare-mix: error: --trials:")
-    assert main(["cloudflare-mix", "--confirm-sources", "0", "--workers", "2"]) == 2
-    assert "--workers: applies to the confirming run" in capsys.readouterr().err
+    assert main(["cloudflare-mix", "--confirm-sources", "0", "--confirm-requests", "100"]) == 2
+    assert "--confirm-requests: applies to the confirming run" in capsys.readouterr().err
 
 
 def test_side_by_side_reads_a_recorded_summary():
@@ -147,6 +147,21 @@ def test_vary_scale_up_sizes_the_neighbourhood_and_needs_one(capsys):
     assert "--vary-scale-up 2" in out["command"] and "--polish 0" in out["command"]
     assert main([*small, "--no-neighbourhood", "--vary-scale-up", "2"]) == 2
     assert "--vary-scale-up: does nothing with --no-neighbourhood" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # starts 2-worker Dask clusters
+def test_workers_run_the_finalists_polish_and_neighbourhood_with_the_same_record(capsys):
+    small = ["cloudflare-mix", "--trials", "2", "--refine", "0", "--finalists", "1",
+             "--polish", "1", "--scale-up", "2", "--sources", "100", "--requests", "20000",
+             "--confirm-sources", "0", "--vary", "app_shape", "--no-progress", "--json"]
+    records = []
+    for workers in ([], ["--workers", "2"]):
+        assert main([*small, *workers]) == 0
+        out = json.loads(capsys.readouterr().out)
+        del out["run"]  # the wall time
+        records.append(out)
+    assert records[0] == records[1]
+    assert len(records[0]["polished"]) == 1 and len(records[0]["neighbourhood"]) == 3
 
 
 @pytest.mark.slow  # starts a 2-worker Dask cluster
