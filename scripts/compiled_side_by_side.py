@@ -7,10 +7,11 @@ algorithm, runs interleaved (this, that, that, this, ...), so that a machine sha
 other work slows all alike; a figure is the best of ``--repeat`` runs, in decisions per CPU
 second. Beside it, ``paired`` is the median of the per-round ratios (each round times this
 tree and that commit back to back) with their lowest and highest: on a virtual machine whose
-neighbours come and go, a best-of can land on one lucky run, and the median of pairs is
-the steadier figure. ``differ`` counts the requests this tree and that commit decide differently: none
-between two commits with the same arithmetic, a few where one of them changed it (the
-microsecond clock admits requests sent exactly at the rate that float seconds refused).
+neighbours come and go, a best-of can land on one lucky run, and the median of pairs is the
+steadier figure. ``differ`` counts the requests this tree and that commit decide
+differently: none between two commits with the same arithmetic, a few where one of them
+changed it (the microsecond clock admits requests sent exactly at the rate that float seconds
+refused).
 
 ``--engine compiled`` (the default) times the numba kernels on the whole trace (compiled on a
 small warm-up replay first); ``--engine reference`` times the reference limiter classes of each

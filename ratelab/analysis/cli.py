@@ -526,15 +526,12 @@ def run_calibrate(args) -> dict:
                               workers=args.workers, progress=not args.no_progress)
     winner = record["winner"]
     if args.confirm_sources:
-        record["confirmed"] = calibrate.confirm(winner, sources=args.confirm_sources,
-                                                requests=args.confirm_requests,
-                                                workers=args.workers)
-        if args.confirm_seeds > 1:
-            record["confirmed_reseeded"] = [
-                calibrate.confirm(winner, sources=args.confirm_sources,
-                                  requests=args.confirm_requests, seed=seed,
-                                  workers=args.workers)
-                for seed in range(1, args.confirm_seeds)]
+        runs = [calibrate.confirm(winner, sources=args.confirm_sources,
+                                  requests=args.confirm_requests, seed=seed, workers=args.workers)
+                for seed in range(args.confirm_seeds)]
+        record["confirmed"] = runs[0]
+        if len(runs) > 1:
+            record["confirmed_reseeded"] = runs[1:]
     if not args.no_neighbourhood:
         record["neighbourhood"] = calibrate.neighbourhood(
             winner, args.vary, sources=args.sources * args.vary_scale_up,

@@ -224,9 +224,10 @@ def test_command_starts_from_a_file_and_says_so(tmp_path, capsys):
 
 
 def test_confirm_seeds_runs_the_winner_on_other_draws_of_the_mix(capsys):
-    small = ["cloudflare-mix", "--trials", "1", "--refine", "0", "--finalists", "1",
-             "--scale-up", "1", "--sources", "100", "--requests", "20000", "--no-neighbourhood",
-             "--confirm-sources", "300", "--confirm-requests", "60000", "--no-progress"]
+    search = ["cloudflare-mix", "--trials", "1", "--refine", "0", "--finalists", "1",
+              "--scale-up", "1", "--sources", "100", "--requests", "20000", "--no-neighbourhood",
+              "--no-progress"]
+    small = [*search, "--confirm-sources", "300", "--confirm-requests", "60000"]
     assert main([*small, "--confirm-seeds", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert "--confirm-seeds 3" in out["command"]
@@ -241,7 +242,7 @@ def test_confirm_seeds_runs_the_winner_on_other_draws_of_the_mix(capsys):
     assert main([*small, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert "confirmed_reseeded" not in out and "--confirm-seeds" not in out["command"]
-    assert main([*small[:-5], "--confirm-sources", "0", "--confirm-seeds", "2"]) == 2
+    assert main([*search, "--confirm-sources", "0", "--confirm-seeds", "2"]) == 2
     assert "--confirm-seeds: applies to the confirming run" in capsys.readouterr().err
     assert main([*small, "--confirm-seeds", "0"]) == 2
     assert capsys.readouterr().err.startswith("ratelab cloudflare-mix: error: --confirm-seeds:")
