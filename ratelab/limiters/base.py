@@ -224,7 +224,9 @@ class Limiter:
     def allow(self, key: Hashable, now: Seconds, cost: float = 1) -> Decision:
         """Decide the request and record it: the Decision for `cost` units of `key` at `now`."""
         now, now_t, cost = self._arguments(key, now, cost)
-        return self._allow(key, now, now_t, cost)
+        answer, new_state = self._check(self._current(key, now, now_t), now, now_t, cost)
+        self._commit(key, new_state, now, now_t)
+        return answer
 
     def peek(self, key: Hashable, now: Seconds, cost: float = 1) -> Decision:
         """The Decision `allow` would return, without consuming anything."""
@@ -288,15 +290,6 @@ class Limiter:
     def _commit(self, key: Hashable, new_state: Any, now: float, now_t: int) -> None:
         self._state[key] = new_state
         self._last[key] = now
-
-    def _allow(self, key: Hashable, now: float, now_t: int, cost: float) -> Decision:
-        """`allow` on arguments already checked (``_arguments``): decide, then commit."""
-        state = self._state.get(key)
-        if state is None:
-            state = self._initial(now, now_t)
-        answer, new_state = self._check(state, now, now_t, cost)
-        self._commit(key, new_state, now, now_t)
-        return answer
 
     # -- checks ------------------------------------------------------------------------
 

@@ -125,11 +125,9 @@ def seconds_until(now: float, now_ticks: int, target: int) -> float:
     if wait <= 0.0:
         return 0.0
     t = now + wait
-    if to_ticks(t) >= target:  # the common case: no nudge
-        return wait
-    for _ in range(NUDGES):
-        if to_ticks(t) >= target:
-            break
+    nudges = 0
+    while to_ticks(t) < target and nudges < NUDGES:  # most often not once
         t = np.nextafter(t, np.inf)
         wait = t - now
+        nudges += 1
     return wait
