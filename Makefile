@@ -42,8 +42,10 @@ clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
 
 # The course as a static website from the executed notebooks (nothing is re-executed):
-# build/site/_build/html/index.html. Needs the site extra, installed once.
-.PHONY: site
+# build/site/_build/html/index.html. Needs the site extra, installed once. It shows the student
+# notebooks, never the solutions; site-instructor adds them, in build/site-instructor (not for
+# publishing).
+.PHONY: site site-instructor
 $(VENV)/.site-stamp: $(LAB_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[site]'
 	@touch $@
@@ -51,3 +53,7 @@ $(VENV)/.site-stamp: $(LAB_STAMP)
 site: $(VENV)/.site-stamp
 	$(BIN)/python site/configure.py build/site/_config.yml
 	$(BIN)/jupyter-book build . --config build/site/_config.yml --toc site/_toc.yml --path-output build/site
+
+site-instructor: $(VENV)/.site-stamp
+	$(BIN)/python site/configure.py build/site-instructor/_config.yml --instructor
+	$(BIN)/jupyter-book build . --config build/site-instructor/_config.yml --toc build/site-instructor/_toc.yml --path-output build/site-instructor

@@ -1,4 +1,5 @@
-"""Write the site's build configuration: `site/_config.yml` plus the repository it is built from.
+"""Write the site's build configuration: `site/_config.yml` plus the repository it is built from,
+and for the instructor's build its table of contents.
 
 The repository button and Binder's launch button need the public address of the repository,
 which a clone knows and the committed configuration cannot: a fork builds its own site with
@@ -8,6 +9,13 @@ repositories). Without one, the site is built without those two buttons, and thi
 one line: a button to a made-up address would be a broken link on every page.
 
     python site/configure.py build/site/_config.yml
+
+The published site shows the exercises as students get them (site/_toc.yml). The instructor's
+build adds the solution notebooks: ``--instructor`` writes, beside the configuration, a
+``_toc.yml`` that is the published one plus a part of solutions (:func:`instructor_toc`), and
+marks the title, so that a page of answers is never mistaken for the course's:
+
+    python site/configure.py build/site-instructor/_config.yml --instructor
 """
 
 from __future__ import annotations
@@ -21,6 +29,9 @@ from pathlib import Path
 import yaml
 
 HERE = Path(__file__).resolve().parent
+SOLUTIONS_GLOB = "notebooks/exercises/*-solution"
+"""The solution notebooks, as a table of contents globs them (the instructor's build only)."""
+
 GITHUB = re.compile(r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
                     r"(?P<owner>[\w.-]+)/(?P<name>[\w.-]+?)(?:\.git)?/?$")
 
@@ -67,9 +78,22 @@ def configure(config: dict, url: str | None) -> dict:
     return config
 
 
+def instructor_toc(toc: dict) -> dict:
+    """The published table of contents with a last part of solution notebooks."""
+    part = {"caption": "Solutions (instructor only)", "chapters": [{"glob": SOLUTIONS_GLOB}]}
+    return {**toc, "parts": [*toc["parts"], part]}
+
+
+def instructor_config(config: dict) -> dict:
+    """The configuration with a title that says the build holds the solutions."""
+    return {**config, "title": f"{config['title']} (instructor's build, with solutions)"}
+
+
 def main(argv: list[str]) -> int:
+    instructor = "--instructor" in argv
+    argv = [a for a in argv if a != "--instructor"]
     if len(argv) != 1:
-        print("usage: python site/configure.py OUT.yml", file=sys.stderr)
+        print("usage: python site/configure.py OUT.yml [--instructor]", file=sys.stderr)
         return 2
     config = yaml.safe_load((HERE / "_config.yml").read_text())
     try:
@@ -79,7 +103,13 @@ def main(argv: list[str]) -> int:
         return 2
     out = Path(argv[0])
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(yaml.safe_dump(configure(config, url), sort_keys=False))
+    config = configure(config, url)
+    if instructor:
+        config = instructor_config(config)
+        toc = instructor_toc(yaml.safe_load((HERE / "_toc.yml").read_text()))
+        (out.parent / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
+        print(f"site: the instructor's build, with the solutions: {out.parent / '_toc.yml'}")
+    out.write_text(yaml.safe_dump(config, sort_keys=False))
     if url:
         print(f"site: repository and Binder buttons point at {url}")
     else:

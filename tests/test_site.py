@@ -2,8 +2,10 @@
 
 Jupyter Book 1 (Sphinx + myst-nb + sphinx-book-theme) renders the committed notebooks without
 executing them. The test builds the site once into a temporary directory, then checks that
-every lesson and exercise notebook has its page, that no link inside the site is broken, that
-search has an index, and — in Debian's chromium — that notebook 04's page shows a figure.
+every lesson and student exercise notebook has its page, that no solution is on it, that no
+link inside the site is broken, that search has an index, and — in Debian's chromium — that
+notebook 04's page shows a figure. The instructor's build (``make site-instructor``) is checked
+by its table of contents: the published one plus the solutions.
 Skips when jupyter-book is not installed (``pip install -e '.[site]'``), fails under
 RATELAB_REQUIRE_SERVICES=1.
 """
@@ -31,10 +33,34 @@ SHOTS = ROOT / "artifacts" / "site"
 REPOSITORY = "https://github.com/someone/ratelab-fork"  # a clone's address, as a fork has it
 
 
+def lessons() -> list[Path]:
+    """Every lesson notebook, by glob."""
+    return sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+
+
+def student_exercises() -> list[Path]:
+    """Every exercise notebook as students get it, by glob."""
+    return sorted((ROOT / "notebooks" / "exercises" / "student").glob("*.ipynb"))
+
+
+def solutions() -> list[Path]:
+    """Every solution notebook, by glob."""
+    return sorted((ROOT / "notebooks" / "exercises").glob("*-solution.ipynb"))
+
+
 def notebooks() -> list[Path]:
-    """Every lesson and exercise notebook, by glob."""
-    return sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")) + sorted(
-        (ROOT / "notebooks" / "exercises").glob("*.ipynb"))
+    """Every notebook the published site shows: the lessons and the student exercises."""
+    return lessons() + student_exercises()
+
+
+def configure_module():
+    """site/configure.py, imported."""
+    sys.path.insert(0, str(ROOT / "site"))
+    try:
+        import configure
+    finally:
+        sys.path.remove(str(ROOT / "site"))
+    return configure
 
 
 @pytest.fixture(scope="module")
@@ -83,16 +109,92 @@ def parse(page: Path) -> Links:
     return p
 
 
+def page_of(site: Path, nb: Path) -> Path:
+    """The built page of notebook `nb`."""
+    return site / nb.relative_to(ROOT).with_suffix(".html")
+
+
 def test_every_notebook_has_its_page(site):
     nbs = notebooks()
-    assert len(nbs) >= 10
+    assert len(lessons()) >= 10 and len(student_exercises()) >= 5
     for nb in nbs:
-        page = site / nb.relative_to(ROOT).with_suffix(".html")
-        assert page.is_file(), f"no page for {nb.relative_to(ROOT)}"
-        assert "cell_output" in page.read_text(), f"{page.name} shows no outputs"
+        assert page_of(site, nb).is_file(), f"no page for {nb.relative_to(ROOT)}"
+    for nb in lessons():
+        assert "cell_output" in page_of(site, nb).read_text(), f"{nb.name} shows no outputs"
+    for nb in student_exercises():  # the stubs, as a student opens them
+        assert "NotImplementedError" in text_of(page_of(site, nb)), f"{nb.name} shows no stub"
     index = (site / "site" / "index.html").read_text()
     for nb in nbs:  # and the front page's contents link to it
         assert nb.relative_to(ROOT).with_suffix(".html").as_posix().split("/")[-1] in index
+
+
+class Text(html.parser.HTMLParser):
+    """A page's text, its tags (the highlighter's spans) taken out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+
+    def handle_data(self, data):
+        self.parts.append(data)
+
+
+def text_of(page: Path) -> str:
+    """The text a reader sees on `page`."""
+    p = Text()
+    p.feed(page.read_text(encoding="utf-8", errors="replace"))
+    return "".join(p.parts)
+
+
+def answer_lines() -> list[str]:
+    """Lines of the reference answers that their stubs leave out (the bodies)."""
+    from ratelab.exercises import NAMES, module
+    from ratelab.exercises.build import stub_source
+
+    out = []
+    for name in NAMES:
+        source = str(module(name).solution())
+        stub = set(stub_source(source).splitlines())
+        out += [line.strip() for line in source.splitlines()
+                if line not in stub and len(line.strip()) > 30 and not line.strip().startswith("#")]
+    return out
+
+
+def test_the_published_site_holds_no_solution(site):
+    for nb in solutions():
+        assert not page_of(site, nb).exists(), f"{nb.name} is published"
+    lines = answer_lines()
+    assert len(lines) >= 26  # two or more body lines for each exercise
+    pages = sorted((site / "notebooks" / "exercises").rglob("*.html"))  # (lessons show code
+    assert len(pages) == len(student_exercises())  # of their own: 06 shows the Lua script)
+    shown = {p: text_of(p) for p in pages}
+    leaks = [f"{p.relative_to(site)}: {line}" for p, text in shown.items() for line in lines
+             if line in text]
+    assert not leaks, "\n".join(leaks[:10])
+    assert "Solutions" not in (site / "site" / "index.html").read_text()
+
+
+def test_the_instructor_build_adds_the_solutions_to_the_published_contents(tmp_path):
+    configure = configure_module()
+    published = yaml.safe_load((ROOT / "site" / "_toc.yml").read_text())
+    globs = [c["glob"] for part in published["parts"] for c in part["chapters"]]
+    matched = [p for g in globs for p in ROOT.glob(g + ".ipynb")]
+    assert sorted(matched) == sorted(notebooks())  # the lessons and the stubs, no solution
+    assert not any(p.name.endswith("-solution.ipynb") for p in matched)
+    run = subprocess.run([sys.executable, str(ROOT / "site" / "configure.py"),
+                          str(tmp_path / "_config.yml"), "--instructor"],
+                         capture_output=True, text=True, check=True)
+    assert "instructor" in run.stdout
+    toc = yaml.safe_load((tmp_path / "_toc.yml").read_text())
+    assert toc["parts"][:-1] == published["parts"] and toc["root"] == published["root"]
+    extra = [c["glob"] for c in toc["parts"][-1]["chapters"]]
+    assert sorted(p for g in extra for p in ROOT.glob(g + ".ipynb")) == solutions()
+    config = yaml.safe_load((tmp_path / "_config.yml").read_text())
+    assert "with solutions" in config["title"]
+    assert configure.instructor_toc(published) == toc
+    make = subprocess.run(["make", "-n", "site-instructor"], cwd=ROOT, capture_output=True,
+                          text=True)
+    assert make.returncode == 0 and "--instructor" in make.stdout, make.stdout + make.stderr
 
 
 def test_no_internal_link_is_broken(site):
@@ -131,11 +233,7 @@ def test_search_and_binder_are_configured(site):
 
 def test_the_site_links_only_to_a_repository_it_knows(tmp_path, monkeypatch):
     """No address is made up: a GitHub origin in any spelling, the variable, or no buttons."""
-    sys.path.insert(0, str(ROOT / "site"))
-    try:
-        import configure
-    finally:
-        sys.path.remove(str(ROOT / "site"))
+    configure = configure_module()
     base = yaml.safe_load((ROOT / "site" / "_config.yml").read_text())
     assert "url" not in base.get("repository", {}), "the committed configuration names no address"
     for remote in ("https://github.com/a/b.git", "git@github.com:a/b.git",

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .casekit import UNIX_S, count
 from .core import AnswerFailed, Exercise, Failure, Mismatch, as_number, call, fmt
 from ._limiter_kit import verbs
 
 
 def attack(limit, window_s, boundary):
-    """`limit` sends in the last tenth of the window before `boundary`, `limit` just after."""
+    """Sorted send times: 2 x `limit` of them pass the fixed window, within one `window_s`."""
     step = window_s / 10 / limit
     before = [boundary - window_s / 10 + i * step for i in range(limit)]
     # half a step after the boundary, not on it: in floats k x W can fall just short of window k
@@ -26,6 +27,7 @@ def attack(limit, window_s, boundary):
 class BoundaryExercise(Exercise):
     name = "boundary_attack"
     answer = "attack"
+    references = ("ratelab.bursts.boundary_attack",)
     title = "The boundary attack on a fixed window"
     notebook = "03-windows"
 
@@ -36,9 +38,29 @@ class BoundaryExercise(Exercise):
                  "boundary": 600.0}]
 
     def random_cases(self, rng, n):
-        return [{"name": f"random {i}", "limit": int(rng.integers(1, 50)),
+        return [{"name": f"random {i}", "limit": count(rng.integers(1, 50)),
                  "window_s": float(rng.choice([0.1, 1.0, 10.0, 60.0])),
                  "boundary": None, "k": int(rng.integers(1, 10_000_000))} for i in range(n)]
+
+    def instructor_cases(self, rng):
+        """More random boundaries, then boundaries at Unix times, a limit of one and limits
+        in the hundreds (one attacker: no many-keys case)."""
+        def case(name, limit, window_s, k):
+            return {"name": name, "limit": count(limit), "window_s": float(window_s),
+                    "boundary": None, "k": int(k)}
+
+        out = self.random_cases(rng, self.random_count)
+        for i in range(2):
+            w = float(rng.choice([1.0, 10.0, 60.0]))
+            out.append(case(f"Unix time {i}", rng.integers(1, 50), w,
+                            UNIX_S // w + rng.integers(0, 100_000)))
+        for i in range(2):
+            out.append(case(f"limit of one {i}", 1, rng.choice([0.1, 1.0, 60.0]),
+                            rng.integers(1, 10_000_000)))
+        for i in range(2):
+            out.append(case(f"large limit {i}", rng.integers(200, 1000), rng.choice([1.0, 10.0]),
+                            rng.integers(1, 10_000_000)))
+        return out
 
     def run_case(self, answer, case, **options):
         from ..limiters import make

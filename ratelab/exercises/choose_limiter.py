@@ -31,7 +31,7 @@ FLOOD_S = 30.0
 
 
 def choose(service_per_s, max_wait_s, max_mean_wait_s, demand_per_s):
-    """A token bucket: the rate from the utilisation curve, the capacity from the timeout."""
+    """(name, params) of a limiter for make() that keeps the service within its limits."""
     from ratelab.queueing import largest_burst
 
     service_s = 1 / service_per_s
@@ -60,15 +60,35 @@ class ChooseExercise(Exercise):
                  "max_wait_s": 0.5, "max_mean_wait_s": 0.1, "demand_per_s": 12.0}]
 
     def random_cases(self, rng, n):
-        out = []
-        for i in range(n):
-            mu = float(rng.choice([10.0, 25.0, 50.0, 200.0]))
-            w = float(rng.uniform(0.2, 3.0))
-            mean_w = float(rng.uniform(0.5, 3.0)) / mu
-            rho = 2 * mean_w / (1 / mu + 2 * mean_w)
-            out.append({"name": f"random service {i}", "service_per_s": mu, "max_wait_s": w,
-                        "max_mean_wait_s": mean_w,
-                        "demand_per_s": round(float(rng.uniform(0.5, 0.9)) * rho * mu, 3)})
+        return [self.case(f"random service {i}", float(rng.choice([10.0, 25.0, 50.0, 200.0])),
+                          float(rng.uniform(0.2, 3.0)), float(rng.uniform(0.5, 3.0)),
+                          float(rng.uniform(0.5, 0.9))) for i in range(n)]
+
+    @staticmethod
+    def case(name, mu, max_wait_s, wait_services, demand_share):
+        """A downstream of `mu` per second: its mean wait `wait_services` service times, and
+        a demand of `demand_share` of the utilisation that wait allows."""
+        mean_w = wait_services / mu
+        rho = 2 * mean_w / (1 / mu + 2 * mean_w)
+        return {"name": name, "service_per_s": mu, "max_wait_s": max_wait_s,
+                "max_mean_wait_s": mean_w, "demand_per_s": round(demand_share * rho * mu, 3)}
+
+    def instructor_cases(self, rng):
+        """More random services, then a demand close to what the curve allows, a timeout of
+        a few service times, and a service far faster and one far slower (one downstream:
+        no many-keys case)."""
+        out = self.random_cases(rng, self.random_count)
+        mu = float(rng.choice([25.0, 100.0]))
+        out.append(self.case("demand near the curve", mu, float(rng.uniform(0.5, 2.0)),
+                             float(rng.uniform(0.5, 3.0)), 0.97))
+        out.append(self.case("timeout of a few services", mu, float(rng.integers(3, 8)) / mu,
+                             float(rng.uniform(0.5, 3.0)), float(rng.uniform(0.5, 0.9))))
+        out.append(self.case("fast service", float(rng.choice([1000.0, 2000.0])),
+                             float(rng.uniform(0.05, 0.5)), float(rng.uniform(0.5, 3.0)),
+                             float(rng.uniform(0.5, 0.9))))
+        out.append(self.case("slow service", float(rng.choice([2.0, 4.0])),
+                             float(rng.uniform(2.0, 10.0)), float(rng.uniform(0.5, 3.0)),
+                             float(rng.uniform(0.5, 0.9))))
         return out
 
     def run_case(self, answer, case, **options):

@@ -15,18 +15,20 @@ from __future__ import annotations
 
 import math
 
-from .core import Field, RefLimiter, StudentLimiter, TimelineExercise, grid_times, with_costs
+from .casekit import Shape, count, grid_times, timeline_kinds, with_costs
+from .core import Field, RefLimiter, StudentLimiter, TimelineExercise
 from ._limiter_kit import KINDS, verbs
 
 
 class SlidingCounter:
-    """prev x (1 - elapsed/W) + cur against `limit`, on calendar windows."""
+    """The sliding counter on one key: its decisions and its estimate of the trailing window."""
 
     def __init__(self, limit, window):
         self.limit, self.window = limit, window
         self.index, self.prev, self.cur = None, 0, 0
 
     def allow(self, now, cost=1):
+        """(allowed, estimate) for a request of `cost` at `now`: the estimate before it."""
         k = math.floor(now / self.window)
         if self.index is None or k > self.index + 1:
             self.prev, self.cur = 0, 0           # nothing in the last two windows
@@ -44,6 +46,7 @@ class SlidingCounter:
 class CounterExercise(TimelineExercise):
     name = "counter_estimate"
     answer = "SlidingCounter"
+    references = ("ratelab.limiters.sliding_counter", "sliding-window-counter")
     title = "The sliding counter's estimate"
     notebook = "05-sliding-counter-error"
     fields = (Field("allowed"), Field("estimate", 1e-9))
@@ -67,22 +70,38 @@ class CounterExercise(TimelineExercise):
         times = [i / 80 for i in range(80)] + [1 + i / 100 for i in range(30)] + [1.3]
         return [
             {"name": "the 86 example (prev 80, cur 30, 30% in)",
-             "params": {"limit": 100, "window": 1}, "requests": with_costs(times)},
-            {"name": "a skipped window forgets", "params": {"limit": 3, "window": 1},
+             "params": {"limit": 100, "window": 1.0}, "requests": with_costs(times)},
+            {"name": "a skipped window forgets", "params": {"limit": 3, "window": 1.0},
              "requests": with_costs([0, 0, 0, 1.5, 1.5, 3.25, 3.25, 3.25, 3.75])},
-            {"name": "calendar windows, late start", "params": {"limit": 4, "window": 2},
+            {"name": "calendar windows, late start", "params": {"limit": 4, "window": 2.0},
              "requests": with_costs([1.5, 1.5, 1.5, 2.5, 2.5, 3, 3.5, 5])},
+            {"name": "costs count in full", "params": {"limit": 6, "window": 1.0},
+             "requests": with_costs([0, 0.25, 0.5, 1, 1.5, 1.75, 2.5, 2.5],
+                                    [4, 3, 2, 2, 3, 2, 6, 1])},
         ]
 
     def random_cases(self, rng, n):
         out = []
         for i in range(n):
-            limit = float(rng.choice([2, 3, 5, 10]))
-            window = float(rng.choice([0.5, 1, 2, 4]))
-            times = grid_times(rng, 60, window / (1.3 * limit), start=float(rng.integers(0, 100)))
-            out.append({"name": f"random stream {i}", "params": {"limit": limit, "window": window},
-                        "requests": with_costs(times)})
+            shape = self.shape(rng)
+            limit = shape.params["limit"]
+            times = grid_times(rng, 60, shape.period_s / (1.3 * limit),
+                               start=float(rng.integers(0, 100)))
+            costs = [min(limit, count(rng.choice([1, 1, 1, 2]))) for _ in times]
+            out.append({"name": f"random stream {i}", "params": shape.params,
+                        "requests": with_costs(times, costs)})
         return out
+
+    def instructor_cases(self, rng):
+        """More random streams, then window edges, Unix times, long idle gaps and costs up
+        to the limit (the class holds one key: no many-keys case)."""
+        return self.random_cases(rng, self.random_count) + timeline_kinds(rng, self.shape)
+
+    @staticmethod
+    def shape(rng):
+        """A counter with a binary window, so the weights at every edge are exact."""
+        limit, window = count(rng.choice([2, 3, 5, 10])), float(rng.choice([0.5, 1, 2, 4]))
+        return Shape({"limit": limit, "window": window}, window, limit, limit)
 
 
 EXERCISE = CounterExercise()

@@ -11,14 +11,21 @@ requirement held: "never over the limit" means nothing slipped through beyond th
 
 from __future__ import annotations
 
+from .casekit import count
 from .core import AnswerFailed, Exercise, Failure, Mismatch, call
 from ._limiter_kit import verbs
 
 REQUIREMENTS = ("never over the limit", "never lock out")
 
+ENDPOINTS = ("login", "search", "checkout", "feed", "upload", "admin", "export", "health")
+"""Endpoint names the cases draw from."""
+
+OUTAGE_RUN_S = 6.0
+"""Seconds the outage experiment runs (:func:`ratelab.cluster.experiments.outage`)."""
+
 
 def fail_policy(requirements):
-    """'closed' where nothing may slip through, 'open' where nobody may be locked out."""
+    """{endpoint: "open" or "closed"} for every endpoint of `requirements`."""
     return {endpoint: "closed" if need == "never over the limit" else "open"
             for endpoint, need in requirements.items()}
 
@@ -38,12 +45,40 @@ class FailExercise(Exercise):
     def random_cases(self, rng, n):
         out = []
         for i in range(n):
-            names = ["login", "search", "checkout", "feed"][: int(rng.integers(2, 5))]
-            reqs = {e: REQUIREMENTS[int(rng.integers(0, 2))] for e in names}
+            names = list(ENDPOINTS[: int(rng.integers(2, 5))])
             start = float(rng.uniform(0.5, 3.0))
-            out.append({"name": f"random outage {i}", "requirements": reqs,
-                        "outage": [start, start + float(rng.uniform(0.5, 2.0))],
-                        "limit": int(rng.integers(10, 40))})
+            out.append(self.case(f"random outage {i}", self.needs(rng, names),
+                                 [start, start + float(rng.uniform(0.5, 2.0))],
+                                 rng.integers(10, 40)))
+        return out
+
+    @staticmethod
+    def case(name, requirements, outage, limit):
+        """A case dict: `requirements` per endpoint, the store down during `outage`."""
+        return {"name": name, "requirements": requirements, "outage": [float(t) for t in outage],
+                "limit": count(limit)}
+
+    @staticmethod
+    def needs(rng, names):
+        """A requirement drawn for each endpoint of `names`."""
+        return {e: REQUIREMENTS[int(rng.integers(0, 2))] for e in names}
+
+    def instructor_cases(self, rng):
+        """More random outages, then one requirement for every endpoint, outages from the
+        start or to the end of the run, and many endpoints (the keys of this API)."""
+        out = self.random_cases(rng, self.random_count)
+        for i, need in enumerate(REQUIREMENTS):
+            names = list(ENDPOINTS[: int(rng.integers(2, 5))])
+            out.append(self.case(f"one requirement for all {i}", {e: need for e in names},
+                                 [1.0, 3.0], rng.integers(10, 40)))
+        start = float(rng.uniform(0.5, 3.0))
+        out.append(self.case("outage from the start", self.needs(rng, ENDPOINTS[:3]),
+                             [0.0, start], rng.integers(10, 40)))
+        out.append(self.case("outage to the end", self.needs(rng, ENDPOINTS[:3]),
+                             [start, OUTAGE_RUN_S], rng.integers(10, 40)))
+        names = [str(e) for e in rng.permutation(ENDPOINTS)[:6]]
+        out.append(self.case("many endpoints", self.needs(rng, names), [2.0, 3.5],
+                             rng.integers(10, 40)))
         return out
 
     def run_case(self, answer, case, **options):

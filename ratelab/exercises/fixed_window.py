@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 
-from .core import Field, RefLimiter, StudentLimiter, TimelineExercise, grid_times, with_costs
+from .casekit import Shape, count, grid_times, timeline_kinds, with_costs
+from .core import Field, RefLimiter, StudentLimiter, TimelineExercise
 from ._limiter_kit import KINDS, verbs
 
 
@@ -24,6 +25,7 @@ class FixedWindow:
         self.index, self.count = None, 0
 
     def allow(self, now, cost=1):
+        """(allowed, remaining, retry_after) for a request of `cost` at `now`."""
         k = math.floor(now / self.window)
         if k != self.index:
             self.index, self.count = k, 0
@@ -44,6 +46,7 @@ def decision_fields(d, lim, now):
 class FixedWindowExercise(TimelineExercise):
     name = "fixed_window"
     answer = "FixedWindow"
+    references = ("ratelab.limiters.fixed_window", "fixed-window")
     title = "A calendar-aligned fixed window"
     notebook = "03-windows"
     fields = (Field("allowed"), Field("remaining"), Field("retry_after", 2e-6))
@@ -57,25 +60,36 @@ class FixedWindowExercise(TimelineExercise):
 
     def public_cases(self):
         return [
-            {"name": "first request mid-window", "params": {"limit": 3, "window": 1},
+            {"name": "first request mid-window", "params": {"limit": 3, "window": 1.0},
              "requests": with_costs([0.75, 0.75, 0.75, 0.75, 1.0, 1.0, 1.5])},
-            {"name": "the boundary is calendar time", "params": {"limit": 2, "window": 10},
+            {"name": "the boundary is calendar time", "params": {"limit": 2, "window": 10.0},
              "requests": with_costs([7, 8, 9, 9.5, 10, 10, 10, 19.75, 20])},
-            {"name": "costs", "params": {"limit": 5, "window": 2},
+            {"name": "costs", "params": {"limit": 5, "window": 2.0},
              "requests": with_costs([0, 0.5, 1, 1.5, 2, 2], [3, 3, 2, 1, 5, 1])},
         ]
 
     def random_cases(self, rng, n):
         out = []
         for i in range(n):
-            limit = float(rng.choice([1, 2, 3, 5, 10]))
-            window = float(rng.choice([0.5, 1, 2, 4]))
-            times = grid_times(rng, 50, window / (1.5 * limit),
+            shape = self.shape(rng, limits=(1, 2, 3, 5, 10))
+            limit = shape.params["limit"]
+            times = grid_times(rng, 50, shape.period_s / (1.5 * limit),
                                start=float(rng.integers(0, 100)) + float(rng.integers(0, 8)) / 8)
-            costs = [float(min(limit, rng.choice([1, 1, 1, 2]))) for _ in times]
-            out.append({"name": f"random stream {i}", "params": {"limit": limit, "window": window},
+            costs = [min(limit, count(rng.choice([1, 1, 1, 2]))) for _ in times]
+            out.append({"name": f"random stream {i}", "params": shape.params,
                         "requests": with_costs(times, costs)})
         return out
+
+    def instructor_cases(self, rng):
+        """More random streams, then window edges, Unix times, long idle gaps and costs up
+        to the limit (the class holds one key: no many-keys case)."""
+        return self.random_cases(rng, self.random_count) + timeline_kinds(rng, self.shape)
+
+    @staticmethod
+    def shape(rng, limits=(2, 3, 5, 10)):
+        """A window of binary length, so every edge k x W is an exact time."""
+        limit, window = count(rng.choice(limits)), float(rng.choice([0.5, 1, 2, 4]))
+        return Shape({"limit": limit, "window": window}, window, limit, limit)
 
 
 EXERCISE = FixedWindowExercise()

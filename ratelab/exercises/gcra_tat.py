@@ -10,12 +10,13 @@ until it would pass: new TAT - DVT - now. An idle key's TAT is now.
 
 from __future__ import annotations
 
-from .core import Field, RefLimiter, StudentLimiter, TimelineExercise, grid_times, with_costs
+from .casekit import Shape, count, grid_times, timeline_kinds, with_costs
+from .core import Field, RefLimiter, StudentLimiter, TimelineExercise
 from ._limiter_kit import KINDS, verbs
 
 
 class GCRA:
-    """One TAT per key: burst + 1 at once, then one per 1/rate seconds."""
+    """GCRA on one key: burst + 1 requests pass at once, then one per 1/rate seconds."""
 
     def __init__(self, rate, burst):
         self.period = 1 / rate
@@ -23,6 +24,7 @@ class GCRA:
         self.tat = None
 
     def allow(self, now, cost=1):
+        """(allowed, retry_after) for a request of `cost` at `now`."""
         tat = now if self.tat is None else max(self.tat, now)
         new_tat = tat + cost * self.period
         allow_at = new_tat - self.tolerance
@@ -35,6 +37,7 @@ class GCRA:
 class GcraExercise(TimelineExercise):
     name = "gcra_tat"
     answer = "GCRA"
+    references = ("ratelab.limiters.gcra", "gcra")
     title = "GCRA's theoretical arrival time"
     notebook = "09-choosing-a-limiter"
     fields = (Field("allowed"), Field("retry_after", 2e-6))
@@ -48,25 +51,40 @@ class GcraExercise(TimelineExercise):
 
     def public_cases(self):
         return [
-            {"name": "burst + 1 at once", "params": {"rate": 2, "burst": 2},
+            {"name": "burst + 1 at once", "params": {"rate": 2.0, "burst": 2},
              "requests": with_costs([0, 0, 0, 0, 0.5, 0.5, 1.5])},
-            {"name": "burst 0 is one per period", "params": {"rate": 4, "burst": 0},
+            {"name": "burst 0 is one per period", "params": {"rate": 4.0, "burst": 0},
              "requests": with_costs([0, 0.125, 0.25, 0.375, 0.5, 0.5])},
-            {"name": "rejections leave the TAT", "params": {"rate": 1, "burst": 1},
+            {"name": "rejections leave the TAT", "params": {"rate": 1.0, "burst": 1},
              "requests": with_costs([0, 0, 0, 0, 0, 1, 1, 2])},
-            {"name": "an idle key banks nothing", "params": {"rate": 4, "burst": 0},
+            {"name": "an idle key banks nothing", "params": {"rate": 4.0, "burst": 0},
              "requests": with_costs([0, 10, 10, 10, 10.25])},
+            {"name": "a cost moves the TAT cost periods", "params": {"rate": 2.0, "burst": 3},
+             "requests": with_costs([0, 0, 0, 1, 1.5, 3, 3, 5], [3, 1, 1, 2, 2, 4, 1, 1])},
         ]
 
     def random_cases(self, rng, n):
         out = []
         for i in range(n):
-            rate = float(rng.choice([0.5, 1, 2, 4, 8]))
-            burst = int(rng.choice([0, 1, 3, 5]))
-            times = grid_times(rng, 50, 1 / (1.4 * rate), start=float(rng.integers(0, 1000)))
-            out.append({"name": f"random stream {i}", "params": {"rate": rate, "burst": burst},
-                        "requests": with_costs(times)})
+            shape = self.shape(rng)
+            burst = shape.params["burst"]
+            times = grid_times(rng, 50, shape.period_s / 1.4, float(rng.integers(0, 1000)))
+            costs = [min(burst + 1, count(rng.choice([1, 1, 1, 2]))) for _ in times]
+            out.append({"name": f"random stream {i}", "params": shape.params,
+                        "requests": with_costs(times, costs)})
         return out
+
+    def instructor_cases(self, rng):
+        """More random streams, then TAT edges, Unix times, long idle gaps and costs up to
+        burst + 1 (the class holds one key: no many-keys case)."""
+        return self.random_cases(rng, self.random_count) + timeline_kinds(rng, self.shape)
+
+    @staticmethod
+    def shape(rng):
+        """A GCRA whose period 1/rate is a binary fraction, so every edge is an exact time."""
+        rate, burst = float(rng.choice([0.5, 1, 2, 4, 8])), count(rng.choice([0, 1, 3, 5]))
+        return Shape({"rate": rate, "burst": burst}, 1 / rate, burst + 1, burst + 1,
+                     windowed=False)
 
 
 EXERCISE = GcraExercise()

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import math
 
+from .casekit import Shape, count, timeline_kinds, with_costs
 from .core import AnswerFailed, Field, TimelineExercise, call
 from ._limiter_kit import verbs
 
 
 def headers(decision, quota, window_s):
-    """Retry-After (refusals only), RateLimit-Policy and RateLimit for `decision`."""
+    """The response headers for `decision`, as {header name: value}."""
     def up(seconds):
         return max(0, math.ceil(seconds - 1e-9))  # whole seconds, never early
 
@@ -77,6 +78,7 @@ class _Ref:
 class HeadersExercise(TimelineExercise):
     name = "headers"
     answer = "headers"
+    references = ("ratelab.http.respond",)
     title = "Retry-After and RateLimit for a Decision"
     notebook = "08-saying-no"
     fields = (Field("Retry-After"), Field("RateLimit"), Field("RateLimit-Policy"))
@@ -96,34 +98,57 @@ class HeadersExercise(TimelineExercise):
         return out
 
     def public_cases(self):
-        bucket = {"limiter": "token-bucket", "limiter_params": {"rate": 5, "capacity": 20},
+        bucket = {"limiter": "token-bucket", "limiter_params": {"rate": 5.0, "capacity": 20},
                   "quota": 20, "window_s": 4}
-        window = {"limiter": "fixed-window", "limiter_params": {"limit": 3, "window": 10},
+        window = {"limiter": "fixed-window", "limiter_params": {"limit": 3, "window": 10.0},
                   "quota": 3, "window_s": 10}
         return [
             {"name": "notebook 08's bucket at t = 100", "params": bucket,
-             "requests": [[100.0, 1.0]] * 21 + [[100.1, 1.0], [100.2, 1.0]]},
+             "requests": with_costs([100.0] * 21 + [100.1, 100.2])},
             {"name": "a fixed window", "params": window,
-             "requests": [[t, 1.0] for t in (0.5, 1, 2, 3, 8, 9.9, 10, 10.5, 10.5, 10.5)]},
+             "requests": with_costs([0.5, 1, 2, 3, 8, 9.9, 10, 10.5, 10.5, 10.5])},
         ]
 
     def random_cases(self, rng, n):
         out = []
         for i in range(n):
             if i % 2:
-                rate, cap = float(rng.choice([0.3, 1, 2.5])), int(rng.choice([1, 3, 10]))
-                params = {"limiter": "token-bucket", "limiter_params": {"rate": rate,
-                          "capacity": cap}, "quota": cap, "window_s": max(1, math.ceil(cap / rate))}
+                rate, cap = float(rng.choice([0.3, 1, 2.5])), count(rng.choice([1, 3, 10]))
+                params = self.bucket(rate, cap)
                 gap = 1 / (1.5 * rate)
             else:
-                limit, w = int(rng.choice([2, 5])), int(rng.choice([1, 7, 60]))
-                params = {"limiter": "fixed-window", "limiter_params": {"limit": limit,
-                          "window": w}, "quota": limit, "window_s": w}
+                limit, w = count(rng.choice([2, 5])), count(rng.choice([1, 7, 60]))
+                params = self.window(limit, w)
                 gap = w / (1.5 * limit)
             times = 1000 + rng.exponential(gap, 40).cumsum()
             out.append({"name": f"random decisions {i}", "params": params,
-                        "requests": [[float(t), 1.0] for t in times]})
+                        "requests": with_costs(times)})
         return out
+
+    @staticmethod
+    def bucket(rate, capacity):
+        """A token bucket's case params: its quota the capacity, its window the refill time."""
+        return {"limiter": "token-bucket", "limiter_params": {"rate": rate, "capacity": capacity},
+                "quota": capacity, "window_s": max(1, math.ceil(capacity / rate))}
+
+    @staticmethod
+    def window(limit, window_s):
+        """A fixed window's case params (whole seconds, as the header states them)."""
+        return {"limiter": "fixed-window", "limiter_params": {"limit": limit,
+                "window": float(window_s)}, "quota": limit, "window_s": window_s}
+
+    def instructor_cases(self, rng):
+        """More random decisions, then decisions on window and refill edges (waits of whole
+        seconds), at Unix times, after long idle gaps and for costs up to the quota."""
+        return self.random_cases(rng, self.random_count) + timeline_kinds(rng, self.shape)
+
+    def shape(self, rng):
+        """A fixed window of whole seconds or a token bucket of binary period, drawn."""
+        if rng.integers(0, 2):
+            rate, cap = float(rng.choice([0.5, 1, 2, 4])), count(rng.choice([1, 3, 10]))
+            return Shape(self.bucket(rate, cap), 1 / rate, cap, cap, windowed=False)
+        limit, w = count(rng.choice([2, 5])), count(rng.choice([1, 7, 60]))
+        return Shape(self.window(limit, w), float(w), limit, limit)
 
 
 EXERCISE = HeadersExercise()

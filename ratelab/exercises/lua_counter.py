@@ -21,6 +21,7 @@ import inspect
 import uuid
 
 from ..cluster.strategies import Strategy, window_key
+from .casekit import GRID_S, count, grid_times, on_grid, unix_start
 from .core import AnswerFailed, Exercise, Failure, Mismatch, call
 from ._limiter_kit import verbs
 
@@ -37,7 +38,7 @@ return 1
 
 
 def decide(key, now, limit, window_s):
-    """One request against the shared fixed window, decided in one atomic script."""
+    """Yields the store commands for one request of `key` at `now`; returns whether it passes."""
     counter = window_key(key, now, window_s)
     ttl_ms = int(2 * window_s * 1000)  # two windows: gateways whose clocks lag still count
     allowed = yield ("EVAL", SCRIPT, 1, counter, limit, ttl_ms)
@@ -92,6 +93,8 @@ def _drive(program, conn):
 class LuaExercise(Exercise):
     name = "lua_counter"
     answer = "decide"
+    references = ("ratelab.cluster.scripts", "ratelab.cluster.strategies.LuaFixedWindow",
+                  "ratelab.cluster.strategies.LuaSlidingWindow")
     title = "An atomic shared counter with a Lua script"
     notebook = "06-distributed-races"
 
@@ -106,13 +109,29 @@ class LuaExercise(Exercise):
     def random_cases(self, rng, n):
         out = []
         for i in range(n):
-            limit, w = int(rng.integers(1, 6)), float(rng.choice([1.0, 10.0, 60.0]))
+            limit, w = count(rng.integers(1, 6)), float(rng.choice(WINDOWS_S))
             times = sorted(float(t) for t in rng.uniform(0, 3 * w, int(rng.integers(5, 30))))
             out.append({"name": f"random sequence {i}", "kind": "sequential", "limit": limit,
                         "window_s": w, "times": times})
         return out
 
     random_count = 3
+
+    def instructor_cases(self, rng):
+        """More random sequences, then window edges, Unix times, long idle gaps, many keys
+        (a ``"keys"`` list: each request's key) and a limit of one among three gateways."""
+        out = self.random_cases(rng, self.random_count)
+        kinds = (("boundary edges", _edges), ("Unix time", _unix), ("long idle", _idle),
+                 ("many keys", _many_keys))
+        for label, times in kinds:
+            for i in range(2):
+                limit, w = count(rng.integers(1, 6)), float(rng.choice(WINDOWS_S))
+                case = {"name": f"{label} {i}", "kind": "sequential", "limit": limit,
+                        "window_s": w}
+                out.append({**case, **times(rng, limit, w)})
+        out.append({"name": "limit of one, three gateways", "kind": "exhaustive", "limit": 1,
+                    "clients": 3})
+        return out
 
     def run_case(self, answer, case, redis_url=None, **options):
         if case["kind"] == "exhaustive":
@@ -133,32 +152,34 @@ class LuaExercise(Exercise):
 
     def _sequential(self, answer, case, store, where, key, real=False):
         limit, w = case["limit"], case["window_s"]
+        keys = [f"{key}:{name}" for name in case["keys"]] if "keys" in case \
+            else [key] * len(case["times"])
         strategy = _Answer(answer, limit, w)
         conn = store.connect("gateway")
-        counts: dict[int, int] = {}
+        counts: dict[tuple[str, int], int] = {}
         rows = []
-        for i, t in enumerate(case["times"]):
+        for i, (t, who) in enumerate(zip(case["times"], keys)):
             if not real:
                 store.set_time(t)
             # on a real Redis the clock is Redis's own: the windows are named from `t`
-            k = int(t // w)
-            expected = counts.get(k, 0) + 1 <= limit
-            got = _drive(strategy.decide(0, key, t), conn)
-            counts[k] = counts.get(k, 0) + (1 if expected else 0)
-            counter = conn.execute("GET", window_key(key, t, w))
+            k, counter_key = int(t // w), window_key(who, t, w)
+            expected = counts.get((who, k), 0) + 1 <= limit
+            got = _drive(strategy.decide(0, who, t), conn)
+            counts[who, k] = counts.get((who, k), 0) + (1 if expected else 0)
+            counter = conn.execute("GET", counter_key)
             rows.append((i, t, expected, got, counter))
             problem = None
             if got != expected:
                 problem = f"the request should {'pass' if expected else 'be refused'}"
-            elif str(counter) != str(counts[k]):
-                problem = (f"the counter {window_key(key, t, w)} reads {counter!r} after it; "
-                           f"{counts[k]} requests passed in this window"
+            elif str(counter) != str(counts[who, k]):
+                problem = (f"the counter {counter_key} reads {counter!r} after it; "
+                           f"{counts[who, k]} requests passed in this window"
                            + (" (rejected requests must not count)" if not expected else ""))
             else:
-                pttl = conn.execute("PTTL", window_key(key, t, w))
+                pttl = conn.execute("PTTL", counter_key)
                 left_ms = ((k + 1) * w - t) * 1000
                 if pttl is None or pttl < 0:
-                    problem = (f"the counter {window_key(key, t, w)} has no expiry (PTTL "
+                    problem = (f"the counter {counter_key} has no expiry (PTTL "
                                f"{pttl}): every window's counter would stay in Redis forever")
                 elif not real and pttl + 1 < left_ms:
                     problem = (f"the counter expires in {pttl} ms, before its window ends "
@@ -167,10 +188,11 @@ class LuaExercise(Exercise):
                 table = "\n".join([f"{'#':>2}  {'time':>8}  expected / yours    counter after"] + [
                     f"{j:>2}  {tt:>8.4g}  {'pass' if e else 'REJECT'} / {'pass' if g else 'REJECT'}"
                     f"{'  <-- ' if j == i else '    '}{c}" for j, tt, e, g, c in rows[-5:]])
+                whose = f" of key {case['keys'][i]!r}" if "keys" in case else ""
                 raise Mismatch(Failure(
                     case["name"], "disagrees",
                     f"in case {case['name']!r} on the {where} store (limit {limit} per "
-                    f"{w:g} s), request {i} at t={t:g}: {problem}", index=i, time=t,
+                    f"{w:g} s), request {i}{whose} at t={t:g}: {problem}", index=i, time=t,
                     field="allowed" if got != expected else "counter", expected=expected,
                     got=got, timeline=table))
         return len(case["times"])
@@ -201,6 +223,41 @@ class LuaExercise(Exercise):
                     f"{what}", field="admitted", expected=1, got=o.total_admitted,
                     timeline="the schedule (gateway: command -> reply):\n" + show_schedule(o)))
         return len(outcomes)
+
+
+WINDOWS_S = (1.0, 10.0, 60.0)
+"""The windows the sequential cases draw from (whole seconds: every edge k x W is exact)."""
+
+
+def _edges(rng, limit, w):
+    """limit + 1 requests at k x W - g, k x W and k x W + g on consecutive edges (g = 1/64 s)."""
+    first = int(rng.integers(1, 1000))
+    times = []
+    for k in range(first, first + int(rng.integers(2, 4))):
+        times += [k * w - GRID_S] * (limit + 1) + [k * w] * (limit + 1) + [k * w + GRID_S]
+    return {"times": times}
+
+
+def _unix(rng, limit, w):
+    """A grid stream from a Unix time, its edges crossed."""
+    return {"times": grid_times(rng, 30, w / (1.5 * limit), unix_start(rng))}
+
+
+def _idle(rng, limit, w):
+    """Bursts of limit + 1 with one window, two and a thousand idle between them."""
+    t = on_grid(float(rng.uniform(0, 3 * w)))
+    times = [t] * (limit + 1)
+    for gap in rng.permutation([1, 2, 1000]):
+        t += int(gap) * w
+        times += [t] * (limit + 1)
+    return {"times": times}
+
+
+def _many_keys(rng, limit, w):
+    """Several users' requests interleaved, each user with a counter of their own."""
+    users = [f"user{j}" for j in range(int(rng.integers(3, 7)))]
+    times = grid_times(rng, 40, w / (1.5 * limit * len(users) / 2))
+    return {"times": times, "keys": [str(rng.choice(users)) for _ in times]}
 
 
 EXERCISE = LuaExercise()

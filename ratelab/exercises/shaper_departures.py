@@ -9,13 +9,13 @@ None when it finds the queue full and is dropped. An idle shaper serves an arriv
 
 from __future__ import annotations
 
-from .core import (AnswerFailed, Field, RefLimiter, TimelineExercise, as_number, call,
-                   grid_times, with_costs)
+from .casekit import Shape, count, grid_times, timeline_kinds, with_costs
+from .core import AnswerFailed, Field, RefLimiter, TimelineExercise, as_number, call
 from ._limiter_kit import verbs
 
 
 def departures(arrivals, rate, capacity):
-    """Each arrival's departure time from a FIFO shaper, or None when it is dropped."""
+    """Each arrival's departure time from the shaper, in order, or None when it is dropped."""
     out, level, last = [], 0.0, None
     for t in arrivals:
         if last is not None:
@@ -32,6 +32,7 @@ def departures(arrivals, rate, capacity):
 class ShaperExercise(TimelineExercise):
     name = "shaper_departures"
     answer = "departures"
+    references = ("ratelab.limiters.leaky_bucket", "leaky-bucket")
     title = "The shaper's departure times"
     notebook = "02-leaky-bucket"
     fields = (Field("departure", 2e-6),)
@@ -55,11 +56,11 @@ class ShaperExercise(TimelineExercise):
 
     def public_cases(self):
         return [
-            {"name": "a burst of 5 at rate 4", "params": {"rate": 4, "capacity": 10},
+            {"name": "a burst of 5 at rate 4", "params": {"rate": 4.0, "capacity": 10},
              "requests": with_costs([0.0] * 5)},
-            {"name": "a full queue drops", "params": {"rate": 2, "capacity": 3},
+            {"name": "a full queue drops", "params": {"rate": 2.0, "capacity": 3},
              "requests": with_costs([0, 0, 0, 0, 0.5, 0.5, 2, 5])},
-            {"name": "idle gaps", "params": {"rate": 8, "capacity": 4},
+            {"name": "idle gaps", "params": {"rate": 8.0, "capacity": 4},
              "requests": with_costs([0, 0, 1, 1, 1, 1.0625, 3])},
         ]
 
@@ -67,11 +68,23 @@ class ShaperExercise(TimelineExercise):
         out = []
         for i in range(n):
             rate = float(rng.choice([2, 4, 8]))
-            capacity = float(rng.choice([1, 2, 4, 8]))
+            capacity = count(rng.choice([1, 2, 4, 8]))
             times = grid_times(rng, 50, 1 / (1.3 * rate))
             out.append({"name": f"random stream {i}", "params": {"rate": rate,
                         "capacity": capacity}, "requests": with_costs(times)})
         return out
+
+    def instructor_cases(self, rng):
+        """More random streams, then drain edges, Unix times and long idle gaps (arrivals
+        have no cost, and no key: no costs or many-keys case)."""
+        return self.random_cases(rng, self.random_count) + timeline_kinds(rng, self.shape,
+                                                                           costs=False)
+
+    @staticmethod
+    def shape(rng):
+        """A shaper whose period 1/rate is a binary fraction: each drain edge is exact."""
+        rate, capacity = float(rng.choice([1, 2, 4, 8])), count(rng.choice([1, 2, 4, 8]))
+        return Shape({"rate": rate, "capacity": capacity}, 1 / rate, capacity, windowed=False)
 
 
 EXERCISE = ShaperExercise()

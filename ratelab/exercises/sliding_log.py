@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from .core import Field, RefLimiter, StudentLimiter, TimelineExercise, grid_times, with_costs
+from .casekit import Shape, count, grid_times, timeline_kinds, with_costs
+from .core import Field, RefLimiter, StudentLimiter, TimelineExercise
 from ._limiter_kit import KINDS, verbs
 from .fixed_window import NAMES, decision_fields
 
@@ -26,6 +27,7 @@ class SlidingLog:
         self.log = deque()  # (time, cost) of admitted requests, oldest first
 
     def allow(self, now, cost=1):
+        """(allowed, remaining, retry_after) for a request of `cost` at `now`."""
         while self.log and self.log[0][0] <= now - self.window:  # left (now - W, now]
             self.log.popleft()
         used = sum(c for _, c in self.log)
@@ -44,6 +46,7 @@ class SlidingLog:
 class SlidingLogExercise(TimelineExercise):
     name = "sliding_log"
     answer = "SlidingLog"
+    references = ("ratelab.limiters.sliding_log", "sliding-window-log")
     title = "The sliding log's trailing window"
     notebook = "03-windows"
     fields = (Field("allowed"), Field("remaining"), Field("retry_after", 2e-6))
@@ -56,24 +59,37 @@ class SlidingLogExercise(TimelineExercise):
 
     def public_cases(self):
         return [
-            {"name": "exactly one window later", "params": {"limit": 2, "window": 1},
+            {"name": "exactly one window later", "params": {"limit": 2, "window": 1.0},
              "requests": with_costs([0, 0.5, 0.75, 1.0, 1.0, 1.5, 1.5])},
-            {"name": "notebook 05's five requests", "params": {"limit": 2, "window": 1},
+            {"name": "notebook 05's five requests", "params": {"limit": 2, "window": 1.0},
              "requests": with_costs([0.5, 1.0, 1.5, 2.0, 2.5])},
-            {"name": "costs leave oldest first", "params": {"limit": 4, "window": 2},
+            {"name": "costs leave oldest first", "params": {"limit": 4, "window": 2.0},
              "requests": with_costs([0, 0.5, 1, 1.5, 2, 2.5], [1, 2, 1, 3, 2, 4])},
+            {"name": "a long gap empties the log", "params": {"limit": 3, "window": 1.0},
+             "requests": with_costs([0, 0, 0, 5, 5, 5, 5])},
         ]
 
     def random_cases(self, rng, n):
         out = []
         for i in range(n):
-            limit = float(rng.choice([1, 2, 3, 5, 10]))
+            limit = count(rng.choice([1, 2, 3, 5, 10]))
             window = float(rng.choice([0.5, 1, 2]))
             times = grid_times(rng, 50, window / (1.5 * limit), start=float(rng.integers(0, 100)))
-            costs = [float(min(limit, rng.choice([1, 1, 1, 2]))) for _ in times]
+            costs = [min(limit, count(rng.choice([1, 1, 1, 2]))) for _ in times]
             out.append({"name": f"random stream {i}", "params": {"limit": limit, "window": window},
                         "requests": with_costs(times, costs)})
         return out
+
+    def instructor_cases(self, rng):
+        """More random streams, then window edges, Unix times, long idle gaps and costs up
+        to the limit (the class holds one key: no many-keys case)."""
+        return self.random_cases(rng, self.random_count) + timeline_kinds(rng, self.shape)
+
+    @staticmethod
+    def shape(rng):
+        """A log of binary window, so every edge (an entry leaving at t + W) is an exact time."""
+        limit, window = count(rng.choice([2, 3, 5, 10])), float(rng.choice([0.5, 1, 2, 4]))
+        return Shape({"limit": limit, "window": window}, window, limit, limit)
 
 
 EXERCISE = SlidingLogExercise()

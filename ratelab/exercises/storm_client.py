@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .casekit import count
 from .core import AnswerFailed, Exercise, Failure, Mismatch, as_number, call
 from ._limiter_kit import verbs
 
@@ -27,8 +28,16 @@ LATENCY_SLACK_S = 1.0
 """Seconds an answer's mean job latency may exceed the reference's (after doubling it)."""
 
 
+RATE_PER_CLIENT = 0.6
+"""Jobs per second each client of a random case starts, outside the surge."""
+
+BASE_LOAD = 0.8
+"""The most of the server's rate a random case's clients ask for outside the surge: above 1
+the queue only grows, and even the reference client leaves jobs undone."""
+
+
 def retry_delay(attempt, view, rng):
-    """Wait what the server said, plus jitter that doubles with each refusal (capped at 8 s)."""
+    """Seconds to wait before trying again, after attempt number `attempt` was refused."""
     said = view.retry_after_s if view.retry_after_s is not None else 1.0
     return said + rng.uniform(0, min(8.0, 2.0 ** attempt))
 
@@ -67,6 +76,7 @@ def _run(fn, label, case):
 class StormExercise(Exercise):
     name = "storm_client"
     answer = "retry_delay"
+    references = ("ratelab.clients",)
     title = "A client that gets through a retry storm"
     notebook = "08-saying-no"
     random_count = 2
@@ -77,12 +87,41 @@ class StormExercise(Exercise):
                  "horizon_s": 45.0}]
 
     def random_cases(self, rng, n):
-        return [{"name": f"random surge {i}", "seed": int(rng.integers(0, 2**31)),
-                 "clients": int(rng.integers(10, 30)), "rate_per_client": 0.6,
-                 "duration_s": 20.0, "surge": [5.0, float(rng.uniform(7, 10)),
-                                               float(rng.uniform(2, 3))],
-                 "rate": float(rng.choice([10.0, 20.0])), "horizon_s": 50.0}
-                for i in range(n)]
+        out = []
+        for i in range(n):
+            seed, rate = int(rng.integers(0, 2**31)), float(rng.choice([10.0, 20.0]))
+            most = int(BASE_LOAD * rate / RATE_PER_CLIENT)  # the server keeps up between surges
+            out.append(self.case(f"random surge {i}", seed, clients=rng.integers(8, most + 1),
+                                 surge=[5.0, float(rng.uniform(7, 10)), float(rng.uniform(2, 3))],
+                                 rate=rate))
+        return out
+
+    @staticmethod
+    def case(name, seed, *, clients, surge, rate, rate_per_client=RATE_PER_CLIENT,
+             horizon_s=50.0):
+        """A storm case: `clients` clients at `rate_per_client`, a `surge` [start, end,
+        factor], a token bucket of `rate` per second (and as many at once)."""
+        return {"name": name, "seed": int(seed), "clients": count(clients),
+                "rate_per_client": float(rate_per_client), "duration_s": 20.0,
+                "surge": [float(x) for x in surge], "rate": float(rate),
+                "horizon_s": float(horizon_s)}
+
+    def instructor_cases(self, rng):
+        """More random surges, then a long surge, a surge from the start, a server with
+        little to spare and many clients (one client's API has no key to vary)."""
+        def seed():
+            return rng.integers(0, 2**31)
+
+        return self.random_cases(rng, self.random_count) + [
+            self.case("long surge", seed(), clients=20, surge=[4.0, 14.0, 2.5], rate=20.0,
+                      horizon_s=70.0),
+            self.case("surge from the start", seed(), clients=20, surge=[0.0, 5.0, 3.0],
+                      rate=20.0),
+            self.case("little to spare", seed(), clients=15, surge=[5.0, 9.0, 2.0],
+                      rate=10.0, horizon_s=60.0),
+            self.case("many clients", seed(), clients=60, rate_per_client=0.25,
+                      surge=[5.0, 9.0, 3.0], rate=20.0, horizon_s=60.0),
+        ]
 
     def run_case(self, answer, case, **options):
         if not callable(answer):

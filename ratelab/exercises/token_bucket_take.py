@@ -9,8 +9,10 @@ arguments: the same arguments always give the same answer.
 
 from __future__ import annotations
 
+from .casekit import Shape, count, grid_times, timeline_kinds, with_costs
 from .core import (AnswerFailed, Field, RefLimiter, TimelineExercise, as_bool, as_fields,
-                   as_number, call, grid_times, show, with_costs)
+                   as_number, call, show)
+from ._limiter_kit import Code, Prose, source_of
 
 
 def take(tokens, last, now, cost, rate, capacity):
@@ -46,6 +48,7 @@ class _Student:
 class TakeExercise(TimelineExercise):
     name = "token_bucket_take"
     answer = "take"
+    references = ("ratelab.limiters.token_bucket", "token-bucket")
     title = "The token bucket's take, as a pure function"
     notebook = "01-token-bucket"
     fields = (Field("allowed"), Field("tokens", 1e-9), Field("last"))
@@ -59,13 +62,13 @@ class TakeExercise(TimelineExercise):
 
     def public_cases(self):
         return [
-            {"name": "notebook 01's table", "params": {"rate": 2, "capacity": 2},
+            {"name": "notebook 01's table", "params": {"rate": 2.0, "capacity": 2},
              "requests": with_costs([0.0, 0.0, 0.0, 0.5, 1.0])},
-            {"name": "refill stops at capacity", "params": {"rate": 1, "capacity": 3},
+            {"name": "refill stops at capacity", "params": {"rate": 1.0, "capacity": 3},
              "requests": with_costs([0, 0, 0, 0, 10, 10, 10, 10, 10.5, 11])},
-            {"name": "costs above one", "params": {"rate": 4, "capacity": 5},
+            {"name": "costs above one", "params": {"rate": 4.0, "capacity": 5},
              "requests": with_costs([0, 0, 0.25, 0.5, 0.5, 1.5], [3, 2, 1, 2, 3, 5])},
-            {"name": "at Unix time 1.76e9", "params": {"rate": 8, "capacity": 4},
+            {"name": "at Unix time 1.76e9", "params": {"rate": 8.0, "capacity": 4},
              "requests": with_costs([1.76e9 + t for t in (0, 0, 0, 0, 0, 0.125, 0.25, 0.25)])},
         ]
 
@@ -73,12 +76,24 @@ class TakeExercise(TimelineExercise):
         out = []
         for i in range(n):
             rate = float(rng.choice([1, 2, 4, 5, 10]))
-            capacity = float(rng.choice([1, 2, 3, 5, 10]))
+            capacity = count(rng.choice([1, 2, 3, 5, 10]))
             times = grid_times(rng, 40, 1 / (1.5 * rate), start=float(rng.integers(0, 1000)))
-            costs = [float(min(capacity, rng.choice([1, 1, 1, 2]))) for _ in times]
+            costs = [min(capacity, count(rng.choice([1, 1, 1, 2]))) for _ in times]
             out.append({"name": f"random stream {i}", "params": {"rate": rate,
                         "capacity": capacity}, "requests": with_costs(times, costs)})
         return out
+
+    def instructor_cases(self, rng):
+        """More random streams, then refill edges, Unix times, long idle gaps and costs up
+        to the capacity (a take has no key: no many-keys case)."""
+        return self.random_cases(rng, self.random_count) + timeline_kinds(rng, self.shape)
+
+    @staticmethod
+    def shape(rng):
+        """A bucket with a binary period 1/rate, so every refill edge is an exact time."""
+        rate, capacity = float(rng.choice([1, 2, 4, 8])), count(rng.choice([1, 2, 3, 5, 10]))
+        return Shape({"rate": rate, "capacity": capacity}, 1 / rate, capacity, capacity,
+                     windowed=False)
 
 
 EXERCISE = TakeExercise()
@@ -89,13 +104,13 @@ def check(answer, *, rng=None, cases=None, quiet=False, **options):
     return show(EXERCISE.check(answer, rng=rng, cases=cases, **options), quiet)
 
 
-def hint() -> str:
-    return ("Refill first: tokens + (now - last) x rate, but never above capacity. Then the "
-            "request passes iff the refilled tokens >= cost; only a passing request takes them. "
-            "Either way the bucket you return is as of now.")
+def hint() -> Prose:
+    """A nudge towards the answer."""
+    return Prose("Refill first: tokens + (now - last) x rate, but never above capacity. Then "
+                 "the request passes iff the refilled tokens >= cost; only a passing request "
+                 "takes them. Either way the bucket you return is as of now.")
 
 
-def solution() -> str:
-    import inspect
-
-    return inspect.getsource(take)
+def solution() -> Code:
+    """The reference take's source (a notebook shows it highlighted; print gives the text)."""
+    return source_of(take)

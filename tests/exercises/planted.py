@@ -2,8 +2,11 @@
 
 Each wrong answer is a mistake students make; WRONG lists it with where its checker must point:
 the case, and the failing request's index and field (None where the check is not per request).
-RIGHT holds, per exercise, a correct answer built differently (another data structure, integer
-time, exact fractions) that must pass.
+WRONG_INSTRUCTOR lists the mistakes only the instructor's cases catch (:meth:`instructor_cases`),
+with the kind of case that must catch them. RIGHT holds, per exercise, a correct answer built
+differently (another data structure, integer time, exact fractions) that must pass; RIGHT_INT
+more of them, written for whole-number counts (``[now] * cost``, ``[None] * limit``,
+``range(cost)``, integer arithmetic), most of which a float limit or cost would break.
 """
 
 from __future__ import annotations
@@ -54,6 +57,16 @@ def take_integer(tokens, last, now, cost, rate, capacity):
     return have / US, now, False
 
 
+def take_per_unit(tokens, last, now, cost, rate, capacity):
+    """Right, integer-minded: the cost is taken one token at a time (range(cost))."""
+    tokens = min(capacity, tokens + (now - last) * rate)
+    if tokens < cost:
+        return tokens, now, False
+    for _ in range(cost):
+        tokens -= 1
+    return tokens, now, True
+
+
 # ================================================================ shaper_departures
 
 
@@ -99,6 +112,22 @@ def departures_queue(arrivals, rate, capacity):
             out.append(start)
         else:
             out.append(None)
+    return out
+
+
+def departures_ring(arrivals, rate, capacity):
+    """Right, integer-minded: a ring of `capacity` slots ([None] * capacity) holding when each
+    of the last admitted requests is done; the oldest must be done for a new one to fit."""
+    period, ring, oldest, busy_until, out = 1 / rate, [None] * capacity, 0, None, []
+    for t in arrivals:
+        if ring[oldest] is not None and ring[oldest] > t:
+            out.append(None)
+            continue
+        start = t if busy_until is None else max(t, busy_until)
+        busy_until = start + period
+        ring[oldest] = busy_until
+        oldest = (oldest + 1) % capacity
+        out.append(start)
     return out
 
 
@@ -169,6 +198,24 @@ class FixedDict:
             self.counts = {k: used + cost}
         left = self.limit - self.counts.get(k, 0)
         return ok, max(0, int(left)), 0.0 if ok else ((k + 1) * self.w - us(now)) / US
+
+
+class FixedSlots:
+    """Right, integer-minded: a window's `limit` slots ([None] * limit), filled cost by cost."""
+
+    def __init__(self, limit, window):
+        self.limit, self.window, self.k, self.slots = limit, window, None, [None] * limit
+
+    def allow(self, now, cost=1):
+        k = math.floor(now / self.window)
+        if k != self.k:
+            self.k, self.slots = k, [None] * self.limit
+        free = self.slots.count(None)
+        if free < cost:
+            return False, free, (k + 1) * self.window - now
+        for _ in range(cost):
+            self.slots[self.slots.index(None)] = now
+        return True, free - cost, 0.0
 
 
 # ================================================================ sliding_log
@@ -255,6 +302,63 @@ class LogBisect:
         return False, max(0, int(self.limit - used)), (self.times[i - 1] + self.w - t) / US
 
 
+class LogUnits:
+    """Right, integer-minded: one entry per unit of cost ([now] * cost) in a deque that holds
+    at most `limit` (deque(maxlen=limit))."""
+
+    def __init__(self, limit, window):
+        self.limit, self.window, self.units = limit, window, deque(maxlen=limit)
+
+    def allow(self, now, cost=1):
+        while self.units and self.units[0] <= now - self.window:
+            self.units.popleft()
+        used = len(self.units)
+        if used + cost <= self.limit:
+            self.units.extend([now] * cost)
+            return True, self.limit - used - cost, 0.0
+        return False, self.limit - used, self.units[used + cost - self.limit - 1] \
+            + self.window - now
+
+
+class LogRing:
+    """Right, integer-minded: a ring of the last `limit` admitted units ([None] * limit); a
+    request of `cost` fits when the `cost` oldest of them have left the window."""
+
+    def __init__(self, limit, window):
+        self.limit, self.window, self.ring, self.oldest = limit, window, [None] * limit, 0
+
+    def _unit(self, i):
+        return self.ring[(self.oldest + i) % self.limit]
+
+    def allow(self, now, cost=1):
+        inside = [t for t in self.ring if t is not None and t > now - self.window]
+        last = self._unit(cost - 1)  # the cost-th oldest unit
+        if last is None or last <= now - self.window:
+            for _ in range(cost):
+                self.ring[self.oldest] = now
+                self.oldest = (self.oldest + 1) % self.limit
+            return True, self.limit - len(inside) - cost, 0.0
+        return False, self.limit - len(inside), last + self.window - now
+
+
+class LogIsClose(LogRight):
+    """Wrong: an entry leaves when it is *close to* W old (math.isclose, relative 1e-9): at
+    Unix times that is within 1.76 s, so entries still inside the window are dropped."""
+
+    def _expire(self, now):
+        edge = now - self.window
+        while self.log and (self.log[0][0] <= edge or math.isclose(self.log[0][0], edge)):
+            self.log.popleft()
+
+
+class LogExpiresOne(LogRight):
+    """Wrong: drops at most one old entry per request (if, not while)."""
+
+    def _expire(self, now):
+        if self.log and self.log[0][0] <= now - self.window:
+            self.log.popleft()
+
+
 # ================================================================ counter_estimate
 
 
@@ -307,6 +411,34 @@ class CounterNeverForgets(CounterBase):
         if self.k is not None and k != self.k:
             self.prev, self.cur = self.cur, 0  # even when windows were skipped
         self.k = k
+
+
+class CounterIgnoresCost(CounterBase):
+    """Wrong: every request counts as one, whatever its cost."""
+
+    def allow(self, now, cost=1):
+        return super().allow(now, 1)
+
+
+class CounterTicks:
+    """Right, integer-minded: counts are ints and the test is done in whole microseconds,
+    prev x (W - elapsed) + (cur + cost) x W <= limit x W, with no division."""
+
+    def __init__(self, limit, window):
+        self.limit, self.w, self.k, self.prev, self.cur = limit, us(window), None, 0, 0
+
+    def allow(self, now, cost=1):
+        t = us(now)
+        k = t // self.w
+        if self.k is None or k > self.k + 1:
+            self.prev, self.cur = 0, 0
+        elif k == self.k + 1:
+            self.prev, self.cur = self.cur, 0
+        self.k = k
+        weighted = self.prev * (self.w - (t - k * self.w)) + self.cur * self.w
+        ok = weighted + cost * self.w <= self.limit * self.w
+        self.cur += cost if ok else 0
+        return ok, weighted / self.w
 
 
 class CounterFraction:
@@ -462,15 +594,69 @@ class GcraNoMax(GcraBase):
         return now if self.tat is None else self.tat  # forgets max(TAT, now): idle time banks
 
 
+class GcraIgnoresCost(GcraBase):
+    """Wrong: every request moves the TAT one period, whatever its cost."""
+
+    def allow(self, now, cost=1):
+        return super().allow(now, 1)
+
+
+class GcraChecksOne(GcraBase):
+    """Wrong: the test moves the TAT one period, as if the cost were 1; admitted, it charges
+    the cost in full."""
+
+    def allow(self, now, cost=1):
+        base = self.base(now)
+        at = base + self.T - self.tolerance()
+        if at <= now:
+            self.tat = base + cost * self.T
+            return True, 0.0
+        return False, at - now
+
+
+class GcraIsClose(GcraBase):
+    """Wrong: a request passes when its allow time is *close to* now (math.isclose, relative
+    1e-9): at Unix times that admits requests up to 1.76 s early."""
+
+    def allow(self, now, cost=1):
+        new = self.base(now) + cost * self.T
+        at = new - self.tolerance()
+        if at <= now or math.isclose(at, now):
+            self.tat = new
+            return True, 0.0
+        return False, at - now
+
+
+class GcraPerUnit(GcraBase):
+    """Right, integer-minded: each unit of cost moves the TAT one period (range(cost)), in
+    whole microseconds."""
+
+    def __init__(self, rate, burst):
+        super().__init__(rate, burst)
+        self.period = int(US / rate)  # whole microseconds, truncated as the reference does
+
+    def allow(self, now, cost=1):
+        t = us(now)
+        new = t if self.tat is None else max(self.tat, t)
+        for _ in range(cost):
+            new += self.period
+        at = new - self.period * (self.burst + 1)
+        if at <= t:
+            self.tat = new
+            return True, 0.0
+        return False, (at - t) / US
+
+
 class GcraNanos:
-    """Right: the TAT in integer nanoseconds."""
+    """Right: the TAT in integer nanoseconds, the whole seconds split off before scaling."""
 
     def __init__(self, rate, burst):
         self.T = round(1e9 / rate)
         self.dvt, self.tat = self.T * (burst + 1), None
 
     def allow(self, now, cost=1):
-        t = round(now * 1e9)
+        whole = math.floor(now)
+        t = whole * 10**9 + round((now - whole) * 1e9)
         new = max(self.tat if self.tat is not None else t, t) + round(cost * self.T)
         if new - self.dvt <= t:
             self.tat = new
@@ -525,6 +711,20 @@ class NginxRejectedCount(NginxBase):
     def refused(self, excess, now):
         self.excess, self.last = excess, now  # a refusal raises the excess
         return False, 0.0
+
+
+class NginxNoFloor(NginxBase):
+    """Wrong: the excess drains below zero, so a long idle gap banks extra requests."""
+
+    def allow(self, now):
+        if self.excess is None:
+            self.excess, self.last = 0.0, now
+            return True, 0.0
+        excess = self.excess - self.rate * (now - self.last) + 1
+        if excess > self.burst:
+            return False, 0.0
+        self.excess, self.last = excess, now
+        return True, (excess - self.free()) / self.rate if excess > self.free() else 0.0
 
 
 class NginxMilli:
@@ -627,6 +827,11 @@ def fail_reversed(requirements):
     return {e: "open" if "limit" in need else "closed" for e, need in requirements.items()}
 
 
+def fail_login_closed(requirements):
+    """Wrong: the answer to notebook 07's two endpoints, by name: login closed, the rest open."""
+    return {e: "closed" if e == "login" else "open" for e in requirements}
+
+
 def fail_by_words(requirements):
     """Right: a lockout is the cost a 'never lock out' endpoint cannot pay."""
     policy = {}
@@ -677,10 +882,12 @@ WRONG = [
     ("sliding_log", LogCountsRejected, "exactly one window later", 2, "retry_after"),
     ("sliding_log", LogNotCountedPlain, "exactly one window later", 2, "allowed"),
     ("sliding_log", LogRetryFromNewest, "exactly one window later", 2, "retry_after"),
+    ("sliding_log", LogExpiresOne, "a long gap empties the log", 3, "remaining"),
     ("counter_estimate", CounterReversed, "the 86 example (prev 80, cur 30, 30% in)", 80,
      "estimate"),
     ("counter_estimate", CounterFromFirst, "calendar windows, late start", 3, "estimate"),
     ("counter_estimate", CounterNeverForgets, "a skipped window forgets", 5, "estimate"),
+    ("counter_estimate", CounterIgnoresCost, "costs count in full", 1, "allowed"),
     ("lua_counter", lua_naive, "three gateways, one place left", None, "admitted"),
     ("lua_counter", lua_get_then_set, "one gateway, limit 3", 0, "counter"),
     ("lua_counter", lua_script_reads_gateway_writes, "three gateways, one place left", None,
@@ -692,10 +899,13 @@ WRONG = [
     ("gcra_tat", GcraMovesOnReject, "burst + 1 at once", 4, "allowed"),
     ("gcra_tat", GcraShortTolerance, "burst + 1 at once", 2, "allowed"),
     ("gcra_tat", GcraNoMax, "an idle key banks nothing", 2, "allowed"),
+    ("gcra_tat", GcraIgnoresCost, "a cost moves the TAT cost periods", 2, "allowed"),
+    ("gcra_tat", GcraChecksOne, "a cost moves the TAT cost periods", 4, "allowed"),
     ("nginx_burst", NginxFirstCounts, "burst=8 (notebook 02)", 0, "delay"),
     ("nginx_burst", NginxIgnoresDelay, "burst=8 delay=4", 1, "delay"),
     ("nginx_burst", NginxIgnoresNodelay, "burst=8 nodelay", 1, "delay"),
     ("nginx_burst", NginxRejectedCount, "draining", 4, "allowed"),
+    ("nginx_burst", NginxNoFloor, "an idle key drains to 0, not below", 4, "delay"),
     ("headers", headers_round_down, "notebook 08's bucket at t = 100", 20, "Retry-After"),
     ("headers", headers_retry_always, "notebook 08's bucket at t = 100", 0, "Retry-After"),
     ("headers", headers_t_is_reset, "notebook 08's bucket at t = 100", 20, "RateLimit"),
@@ -706,10 +916,30 @@ WRONG = [
     ("fail_policy", fail_all_open, "notebook 07's two endpoints, 2 s outage", None, "login"),
     ("fail_policy", fail_all_closed, "notebook 07's two endpoints, 2 s outage", None, "search"),
     ("fail_policy", fail_reversed, "notebook 07's two endpoints, 2 s outage", None, "login"),
+    ("fail_policy", fail_login_closed, "random outage 0", None, "login"),
     ("choose_limiter", choose_full_rate, "100/s service, 2 s timeout", None, "mean wait"),
     ("choose_limiter", choose_generous, "100/s service, 2 s timeout", None, "worst wait"),
     ("choose_limiter", choose_burst_plus_ten, "100/s service, 2 s timeout", None,
      "worst wait"),
+]
+
+# (exercise, answer, kind, field): the kind of instructor case (its name without the number)
+# that catches the mistake, for every seed the tests draw, and the field it shows.
+WRONG_INSTRUCTOR = [
+    ("sliding_log", LogIsClose, "Unix time", None),
+    ("gcra_tat", GcraIsClose, "Unix time", "allowed"),
+]
+
+# (exercise, answer, breaks on floats): True where the code repeats or sizes something by a
+# count (a float limit or cost raises TypeError there), False where it only computes with ints.
+RIGHT_INT = [
+    ("token_bucket_take", take_per_unit, True),
+    ("shaper_departures", departures_ring, True),
+    ("fixed_window", FixedSlots, True),
+    ("sliding_log", LogUnits, True),
+    ("sliding_log", LogRing, True),
+    ("counter_estimate", CounterTicks, False),
+    ("gcra_tat", GcraPerUnit, True),
 ]
 
 RIGHT = {

@@ -48,12 +48,51 @@ def test_a_wrong_answer_gets_wrong_pointing_at_its_mistake(row):
     assert "Traceback" not in text
 
 
+INSTRUCTOR_SEEDS = [0] + [pytest.param(seed, marks=pytest.mark.slow) for seed in (1, 2, 3)]
+"""The seeds of the instructor's cases the tests draw (one in the make check lane)."""
+
+
+def graded(name: str, seed: int) -> list[dict]:
+    """The cases a grade runs: the public and random ones, then the instructor's of `seed`."""
+    ex = module(name).EXERCISE
+    return ex.cases() + ex.instructor_cases(np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("seed", INSTRUCTOR_SEEDS)
+@pytest.mark.parametrize("row", planted.WRONG_INSTRUCTOR, ids=lambda r: f"{r[0]}-{r[1].__name__}")
+def test_a_mistake_the_public_cases_miss_is_caught_by_the_instructors(row, seed):
+    name, answer, kind, field = row
+    assert module(name).EXERCISE.check(answer).verdict == "passed", "the public cases miss it"
+    result = module(name).EXERCISE.check(answer, cases=graded(name, seed))
+    assert result.verdict == "wrong", result.text()
+    f = result.failure
+    assert f.case.startswith(kind + " "), result.text()
+    assert field is None or f.field == field, result.text()
+    assert f.index is not None and "<-- differs" in f.timeline, result.text()
+
+
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("seed", [0, pytest.param(7, marks=pytest.mark.slow)])
 def test_a_right_answer_written_differently_passes(name, seed):
     result = module(name).EXERCISE.check(planted.RIGHT[name], rng=np.random.default_rng(seed))
     assert result.verdict == "passed", result.text()
     assert result.cases_passed == result.cases > 0
+
+
+@pytest.mark.parametrize("seed", INSTRUCTOR_SEEDS)
+@pytest.mark.parametrize("name", NAMES)
+def test_the_reference_and_a_right_answer_pass_the_instructors_cases(name, seed):
+    m = module(name)
+    for answer in (getattr(m, m.EXERCISE.answer), planted.RIGHT[name]):
+        result = m.EXERCISE.check(answer, cases=graded(name, seed))
+        assert result.verdict == "passed", result.text()
+
+
+@pytest.mark.parametrize("row", planted.RIGHT_INT, ids=lambda r: f"{r[0]}-{r[1].__name__}")
+def test_a_right_answer_written_for_whole_counts_passes(row):
+    name, answer, _ = row
+    result = module(name).EXERCISE.check(answer, cases=graded(name, 0))
+    assert result.verdict == "passed", result.text()
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -64,6 +103,23 @@ def test_the_printed_solution_runs_and_passes(name):
     result = m.check(namespace[m.EXERCISE.answer], rng=np.random.default_rng(3), quiet=True)
     assert result.verdict == "passed", result.text()
     assert "the public checks passed" in result.text() and "correct" not in result.text()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solution_shows_highlighted_code_and_hint_plain_text(name):
+    from IPython.core.formatters import DisplayFormatter
+
+    shown = module(name).solution()
+    source = str(shown)
+    assert isinstance(shown, str) and shown == source and "\n" in source.strip()
+    data, _ = DisplayFormatter().format(shown)
+    markdown = data["text/markdown"]
+    assert markdown.startswith("```python\n") and markdown.rstrip().endswith("```")
+    assert source.rstrip() in markdown
+    assert data["text/plain"] == source  # the plain view is the code, not its escaped repr
+    assert shown.replace("def ", "def  ") != source  # str methods still work
+    nudge = module(name).hint()
+    assert DisplayFormatter().format(nudge)[0]["text/plain"] == str(nudge) != repr(nudge)
 
 
 def _stub(*args, **kwargs):
@@ -182,3 +238,9 @@ def test_the_lua_counter_checks_on_a_real_redis_alone_catch_a_lost_expiry(redis_
             store.execute("DEL", "ratelab-test:expiry:0")
             store.close()
     assert "no expiry" in str(raised.value)
+
+
+def test_nginx_timeline_words_its_flags_as_yes_or_no_not_as_verdicts():
+    result = module("nginx_burst").EXERCISE.check(planted.NginxNoFloor)
+    state = result.failure.timeline.splitlines()[-1]
+    assert state.endswith("excess=0 burst=2 known=yes"), result.text()
