@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import math
 import numbers
-import signal
-import threading
-import traceback
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
+
+from . import proxy
+from .errors import AnswerFailed, NotAttempted
 
 VERDICTS = ("passed", "not attempted", "wrong")
 
@@ -40,19 +39,6 @@ reference's. Float seconds and integer ticks round differently by up to a micros
 
 TIMELINE_ROWS = 5
 """How many requests the timeline shows: the disagreeing one and those just before it."""
-
-
-class NotAttempted(Exception):
-    """The answer raised NotImplementedError before answering anything."""
-
-
-class AnswerFailed(Exception):
-    """The answer raised, ran too long or returned something of the wrong shape."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
 
 
 @dataclass
@@ -127,52 +113,10 @@ class Result:
 # ---------------------------------------------------------------- calling student code
 
 
-@contextmanager
-def time_limit(seconds: float):
-    """Raise AnswerFailed("timeout") when the body runs longer than `seconds` (main thread
-    only, where SIGALRM can interrupt a loop; elsewhere the grader's process limit holds)."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM"):
-        yield
-        return
-
-    def fire(signum, frame):
-        raise AnswerFailed("timeout", f"your code ran for more than {seconds:g} s on one case "
-                                      "(a loop that never ends?)")
-
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def call(fn: Callable, *args, **kwargs):
-    """fn(*args, **kwargs), with what it raises turned into NotImplementedError or AnswerFailed."""
-    try:
-        return fn(*args, **kwargs)
-    except (AnswerFailed, NotAttempted):
-        raise
-    except NotImplementedError:
-        raise
-    except RecursionError:
-        raise AnswerFailed("raised", "your code recursed too deep (RecursionError)") from None
-    except MemoryError:
-        raise AnswerFailed("raised", "your code ran out of memory (MemoryError)") from None
-    except Exception as e:  # the student's bug, said in one line with its place
-        where = _student_frame(e)
-        raise AnswerFailed("raised", f"your code raised {type(e).__name__}: {e}{where}") from None
-
-
-def _student_frame(e: BaseException) -> str:
-    """' (line N of your cell)' for the innermost frame outside ratelab, when there is one."""
-    frames = [f for f in traceback.extract_tb(e.__traceback__)
-              if "/ratelab/" not in f.filename.replace("\\", "/")]
-    if not frames:
-        return ""
-    f = frames[-1]
-    return f" (line {f.lineno}: {f.line.strip()!r})" if f.line else f" (line {f.lineno})"
+    """fn(*args, **kwargs). An answer is reached through a port (:mod:`.proxy`), which already
+    turns what the student's code raised into NotImplementedError or AnswerFailed."""
+    return fn(*args, **kwargs)
 
 
 # ---------------------------------------------------------------- answers' return values
@@ -202,6 +146,8 @@ def as_fields(value: Any, names: Sequence[str], what: str) -> dict:
 
 
 def _short(value: Any) -> str:
+    if isinstance(value, proxy.Answer):
+        return repr(value)  # the type and repr the answers' side gave
     text = repr(value)
     return f"{type(value).__name__} {text[:60]}{'…' if len(text) > 60 else ''}"
 
@@ -311,6 +257,10 @@ class Exercise:
     title = ""
     notebook = ""
     random_count = 6
+    references: tuple[str, ...] = ()
+    """What an answer must not use: dotted names of the package's modules and objects that
+    compute this exercise's answer, and registry names of its limiter (``"gcra"``). The
+    exercise's own module (its solution) is always one."""
 
     def public_cases(self) -> list[dict]:
         raise NotImplementedError
@@ -326,17 +276,26 @@ class Exercise:
         rng = np.random.default_rng(0) if rng is None else rng
         return self.public_cases() + self.random_cases(rng, self.random_count)
 
+    def instructor_cases(self, rng: np.random.Generator) -> list[dict]:
+        """The cases only the grader runs, drawn from `rng` (by default twice the random
+        cases a check draws; exercises add kinds their public cases lack)."""
+        return self.random_cases(rng, 2 * self.random_count)
+
     def check(self, answer: Any, *, rng: np.random.Generator | None = None,
               cases: Iterable[dict] | None = None, time_limit_s: float = CASE_TIME_LIMIT_S,
               **options) -> Result:
-        """Run `answer` on every case (the public ones and `rng`'s random ones, or `cases`)."""
+        """Run `answer` on every case (the public ones and `rng`'s random ones, or `cases`).
+
+        `answer` is the learner's own object, or the grader's stand-in for a sandboxed one
+        (:mod:`.proxy`): either way every call goes through the same port."""
         todo = list(self.cases(rng) if cases is None else cases)
+        answer = proxy.local(answer, self.answer or self.name)
         result = Result(self.name, "passed", cases=len(todo))
         answered = False
         for case in todo:
+            answer.budget.start(time_limit_s)
             try:
-                with time_limit(time_limit_s):
-                    n = self.run_case(answer, case, **options)
+                n = self.run_case(answer, case, **options)
                 result.requests += n
                 result.cases_passed += 1
                 answered = True
@@ -422,33 +381,6 @@ class TimelineExercise(Exercise):
         return len(steps)
 
 
-# ---------------------------------------------------------------- case building
-
-
-GRID_S = 1 / 64
-"""Random streams put requests on a 1/64 s grid: binary fractions, so float arithmetic on
-them is exact and a plain float answer meets the reference at its ties."""
-
-
-def grid_times(rng: np.random.Generator, n: int, mean_gap_s: float, start: float = 0.0,
-               grid_s: float = GRID_S) -> list[float]:
-    """`n` sorted request times from `start`: gaps drawn exponential with `mean_gap_s`,
-    rounded to `grid_s` (so bursts at one instant happen too)."""
-    gaps = np.round(rng.exponential(mean_gap_s, n) / grid_s) * grid_s
-    return [float(start + t) for t in np.cumsum(gaps)]
-
-
-def with_costs(times: Sequence[float], costs: Sequence[float] | None = None) -> list[list[float]]:
-    """[[time, cost], ...] (cost 1 unless given)."""
-    costs = [1] * len(times) if costs is None else costs
-    return [[float(t), float(c)] for t, c in zip(times, costs)]
-
-
-def register(exercises: dict, ex: Exercise) -> Exercise:
-    exercises[ex.name] = ex
-    return ex
-
-
 def show(result: Result, quiet: bool = False) -> Result:
     """Print `result` (unless `quiet`) and return it."""
     if not quiet:
@@ -483,7 +415,9 @@ class StudentLimiter:
                  kinds: Mapping[str, Callable[[Any, str], Any]], *, with_cost: bool = True) -> None:
         if not callable(cls):
             raise AnswerFailed("bad return", f"the answer must be a class, got {_short(cls)}")
-        self.obj = call(cls, **params)
+        self.obj = proxy.construct(cls, **params)
+        if isinstance(self.obj, proxy.AnswerObject):
+            self.obj.fields = tuple(names)  # a Decision-like return is read by these names
         if not callable(getattr(self.obj, "allow", None)):
             raise AnswerFailed("bad return", "your class has no allow(now, cost) method")
         self.names, self.kinds, self.with_cost = names, kinds, with_cost
