@@ -39,7 +39,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("ratelab.analysis.cli", "add_calibrate"),
     ("ratelab.commands.bench", "add_bench"),
     ("ratelab.exercises.cli", "add_exercises"),
-    ("ratelab.exercises.cli", "add_grade"),
+    ("ratelab.grading.cli", "add_grade"),
     ("ratelab.whatif.cli", "add_what_if"),
     ("ratelab.scale.bench", "add_bench_dask"),
 ]
