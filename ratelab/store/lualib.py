@@ -7,6 +7,23 @@ parts that are arithmetic or parsing are done by Python, as faithfully as the se
 ``bit`` with BitOp's number conversion (a double added to 2^52 + 2^51 and its low 32 bits
 kept), and ``cjson.decode`` with the standard library's JSON reader.
 
+The sandbox is meant to hold a script that is not trusted (a grader runs students' scripts in
+its own process). A script sees the globals the reference server (Debian's redis-server
+7.0.15, which the differential tests run against) leaves it: ``string``, ``table``, ``math``,
+``coroutine``, ``cjson``, ``bit``, ``redis`` and the base functions but ``getfenv``,
+``setfenv``, ``newproxy``, ``print``, ``dofile``, ``loadfile``, ``require`` and ``module``
+(upstream 7.0.15 still has the first three; Debian's build does not). After the prelude has
+taken what it needs as locals, the runtime's real global table is emptied — lupa's
+``python``, ``os``, ``io``, ``debug``, ``package`` and the raw ``load`` go — and given only
+those names. ``load`` and ``loadstring`` give what they compile the script's own globals, and
+read a chunk that starts as bytecode does as text, as the server does (bytecode can break out
+of Lua 5.1's VM). No Python object reaches a script: Python's errors come back as text, lupa's
+metatable for Python objects is hidden, and lupa's attribute filter refuses every attribute.
+
+A script is stopped after :data:`SCRIPT_STEP_LIMIT` steps (a step: a line run, a loop's turn
+or a call, as Lua's line hook counts them, in coroutines too), and gets an error once the Lua
+state holds more than :data:`SCRIPT_MEMORY_LIMIT_BYTES`; the store goes on working after either.
+
 Known limits (what SimStore does not reproduce):
 
 * ``cjson.decode`` of text that is not JSON: the server's error names what it expected and the
@@ -16,6 +33,23 @@ Known limits (what SimStore does not reproduce):
   does not — ``0x10``, ``inf``, ``nan``, ``01``, ``+1``, ``1.`` — SimStore reads too.)
 * ``cmsgpack`` and ``struct`` are not there (a script that uses them gets Redis's error for a
   missing global); ``redis.acl_check_cmd`` neither; ``math.random`` is Lua's, not Redis's.
+* A script that runs past the step limit is stopped with an error reply
+  (:data:`STEP_LIMIT_ERROR`). Redis has no such limit: it keeps running the script, answers
+  BUSY to other clients after ``lua-time-limit`` (5 s) and stops it only on SCRIPT KILL.
+  SimStore cannot make other clients wait in virtual time, so it stops the script instead.
+  The limit counts Lua's steps, not time: a library function written in C runs to its end
+  within one step, so a step that calls ``string.rep`` on megabytes, ``table.sort`` on a large
+  table or ``collectgarbage()`` can take long, and a backtracking pattern
+  (``string.find(s, ("a*"):rep(30) .. "b")``) longer than any grader waits (as on the server,
+  where SCRIPT KILL cannot stop it either). So can making many long strings that differ only
+  where Lua 5.1's string hash does not look (it reads at most 32 of a string's characters):
+  each new one is compared with all those that hash alike. A grader that must bound time
+  should run SimStore in a process of its own, with a timeout.
+* Redis sets no memory limit of its own on scripts; SimStore's (:data:`MEMORY_LIMIT_ERROR`)
+  stands for the server's memory running out. The libraries' tables (``string``, ``math``,
+  ...) can be written to by a script, where Redis makes them read-only, and what a script
+  keeps there stays for the next one (memory included).
+* ``getmetatable(cjson.null)`` is false (the server's null is a light userdata: nil).
 """
 
 from __future__ import annotations
@@ -31,6 +65,20 @@ REDIS_VERSION = "7.0.15"
 """The Redis release SimStore follows (what ``redis.REDIS_VERSION`` reports to a script)."""
 REDIS_VERSION_NUM = 0x0007000F
 """The same as one number, 0x00MMmmpp (``redis.REDIS_VERSION_NUM``)."""
+
+SCRIPT_STEP_LIMIT = 5_000_000
+"""How many steps a script may take before SimStore stops it. A step is what Lua's line hook
+sees: a new line run, a loop's turn, a function entered. A lesson's script takes tens to a few
+thousand; a loop that never ends reaches the limit in one to two seconds."""
+SCRIPT_MEMORY_LIMIT_BYTES = 64 * 2**20
+"""How much memory the Lua state may take, beyond an empty runtime's, while a script runs
+(the prelude and the scripts compiled so far count in it)."""
+STEP_LIMIT_ERROR = ("ERR Script killed after {steps} steps (SimStore's step limit: Redis would "
+                    "keep running it and answer BUSY to other clients)")
+"""The error reply of a script stopped by the step limit of {steps} (its position follows)."""
+MEMORY_LIMIT_ERROR = ("ERR Script killed: not enough memory (SimStore's Lua memory limit is "
+                      "{mib:g} MiB)")
+"""The error reply of a script that asked for more Lua memory than {mib} MiB."""
 
 _BIT_MAGIC = 6755399441055744.0  # 2^52 + 2^51: adding it leaves the integer in the low bits
 
@@ -167,21 +215,81 @@ def json_decoder(new_table: Callable[[], Any], null: Any) -> Callable[[str], tup
     return decode
 
 
-# The Lua side of a script run. Called once per runtime with the Python functions it needs
-# and cjson's null (a userdata); returns compile(source) and run(f, keys, argv), which gives
-# (ok, value, the protocol the script ended in).
+# The Lua side of a script run. Called once per runtime with the Python functions it needs,
+# cjson's null (a userdata) and the limits; returns compile(source) and run(f, keys, argv),
+# which gives (ok, value, the protocol the script ended in). Everything it uses is a local taken
+# at the start: at the end it empties the runtime's globals and leaves only what a script sees.
 PRELUDE = r"""
-local dispatch, sha1hex, bitop, json_decode, null, REDIS_VERSION, REDIS_VERSION_NUM = ...
+local dispatch, sha1hex, bitop, json_decode, null, new_table, memory_limit,
+      REDIS_VERSION, REDIS_VERSION_NUM, STEP_LIMIT, STEP_LIMIT_ERROR,
+      MEMORY_LIMIT_BYTES, MEMORY_LIMIT_ERROR = ...
+local G = _G  -- the runtime's real globals (lupa's `python`, os, io, debug ... until the end)
 local getinfo, sethook = debug.getinfo, debug.sethook
-local next, type, tostring, tonumber, select, error, pcall, unpack =
-  next, type, tostring, tonumber, select, error, pcall, unpack
-local format, floor, huge, concat = string.format, math.floor, math.huge, table.concat
+local next, type, tostring, tonumber, select, error, pcall, xpcall, unpack, assert =
+  next, type, tostring, tonumber, select, error, pcall, xpcall, unpack, assert
+local pairs, ipairs, rawget, rawset, rawequal, setmetatable, getmetatable =
+  pairs, ipairs, rawget, rawset, rawequal, setmetatable, getmetatable
+local getfenv, setfenv, loadstring, load, collectgarbage, gcinfo =
+  getfenv, setfenv, loadstring, load, collectgarbage, gcinfo
+local string, table, math, coroutine, VERSION = string, table, math, coroutine, _VERSION
+local format, sub, find, gsub, byte =
+  string.format, string.sub, string.find, string.gsub, string.byte
+local floor, max, huge, concat = math.floor, math.max, math.huge, table.concat
+local MEMORY_ERROR = "not enough memory"  -- the text Lua gives an allocation it was refused
+
+-- Python code runs with the memory limit lifted: lupa cannot recover from an allocation Lua
+-- refuses while Python is using the runtime (its lock stays taken, and the next call hangs).
+-- A Python error comes back as its text, so that no Python object reaches a script.
+getmetatable(dispatch).__metatable = false  -- lupa's metatable for every Python object
+local function back_in_limit(limited, ok, ...)  -- (no table: the memory may be full)
+  if not ok then
+    local e = tostring((...))
+    memory_limit(limited)
+    error(e, 0)
+  end
+  memory_limit(limited)
+  return ...
+end
+local function outside_memory_limit(py)
+  return function(...)
+    local limited = memory_limit(false)
+    return back_in_limit(limited, pcall(py, ...))
+  end
+end
+dispatch, sha1hex = outside_memory_limit(dispatch), outside_memory_limit(sha1hex)
+bitop, json_decode = outside_memory_limit(bitop), outside_memory_limit(json_decode)
+
+local env  -- the running script's globals
 
 -- The script's current line: from the caller's frame, or (after a tail call such as
--- `return redis.call(...)`, which replaces that frame) from a line hook.
+-- `return redis.call(...)`, which replaces that frame) from a line hook. The hook also counts
+-- the script's steps (a line run, a loop's turn, a call: every turn of a loop is one, so a loop
+-- cannot run without being counted) and stops the script after STEP_LIMIT of them. Lua 5.1's
+-- count hook is no use here: a count that falls due while the line hook's own code runs is
+-- dropped, and in a tight loop nearly all of them are.
 local last_line = 0
-local function track(_, line)
-  if getinfo(2, "S").source == "@user_script" then last_line = line end
+local steps, stopped_at = 0, nil
+local loaded_code = false  -- whether the script compiled code of its own (loadstring, load)
+local run  -- (below) with new_table, what Python calls: the limit never stops their own lines
+local function stop()  -- called by a hook: the running function (level 3) is stopped
+  local running = getinfo(3, "Sf")
+  if running.func == run or running.func == new_table then return end
+  if stopped_at == nil then
+    stopped_at = running.source == "@user_script" and running.currentline or last_line
+  end
+  error({err = STEP_LIMIT_ERROR, line = stopped_at})
+end
+local function main_hook(_, line)
+  steps = steps + 1
+  if steps > STEP_LIMIT then stop() end
+  -- a function of the script's has its globals; the prelude's and lupa's have the runtime's
+  if getfenv(2) == env and (not loaded_code or getinfo(2, "S").source == "@user_script") then
+    last_line = line
+  end
+end
+local function coroutine_hook()  -- a coroutine's lines are not the script's line: count only
+  steps = steps + 1
+  if steps > STEP_LIMIT then stop() end
 end
 local function line_of_caller(level)
   local info = getinfo(level or 3, "Sl")
@@ -227,12 +335,12 @@ end
 -- luaPushError: "-CODE message" keeps its code, other text gets ERR; CR / LF trimmed.
 local function err_table(text)
   local code, msg = "ERR", text
-  if text:sub(1, 1) == "-" then
-    local space = text:find(" ", 1, true)
-    if space then code, msg = text:sub(2, space - 1), text:sub(space + 1)
-    else msg = text:sub(2) end
+  if sub(text, 1, 1) == "-" then
+    local space = find(text, " ", 1, true)
+    if space then code, msg = sub(text, 2, space - 1), sub(text, space + 1)
+    else msg = sub(text, 2) end
   end
-  msg = msg:gsub("^[\r\n]+", ""):gsub("[\r\n]+$", "")
+  msg = gsub(gsub(msg, "^[\r\n]+", ""), "[\r\n]+$", "")
   return {err = code .. " " .. msg}
 end
 -- An error raised the way Redis's C functions raise them: a table, with the script's line.
@@ -286,7 +394,7 @@ redis.error_reply = function(...)
   if select("#", ...) ~= 1 or type(s) ~= "string" then
     return err_table("wrong number or type of arguments")
   end
-  if s:sub(1, 1) ~= "-" then s = "-" .. s end
+  if sub(s, 1, 1) ~= "-" then s = "-" .. s end
   return err_table(s)
 end
 redis.sha1hex = function(...)
@@ -326,7 +434,7 @@ local function bitfn(name, count)
     elseif count == -2 and n >= 2 then  -- tohex's optional width
       args[2] = bitarg(name, 2, n, ...)
     end
-    return bitop(name, unpack(args, 1, math.max(1, #args)))
+    return bitop(name, unpack(args, 1, max(1, #args)))
   end
 end
 for _, name in ipairs({"tobit", "bnot", "bswap"}) do bitfn(name, 1) end
@@ -335,11 +443,13 @@ for _, name in ipairs({"lshift", "rshift", "arshift", "rol", "ror"}) do bitfn(na
 bitfn("tohex", -2)
 
 -- cjson: encoding walks the table in Lua (so keys come in Lua's order, as on the server).
+-- null's metatable is hidden: a script could give it a __gc, which Lua 5.1 runs with hooks off.
 getmetatable(null).__tostring = function() return "userdata: (nil)" end
+getmetatable(null).__metatable = false
 local cjson = {null = null}
 local escapes = {['"'] = '\\"', ['\\'] = '\\\\', ['/'] = '\\/', ['\b'] = '\\b',
                  ['\t'] = '\\t', ['\n'] = '\\n', ['\f'] = '\\f', ['\r'] = '\\r'}
-local function escape(c) return escapes[c] or format("\\u%04x", c:byte()) end
+local function escape(c) return escapes[c] or format("\\u%04x", byte(c)) end
 local function cannot(value, reason)
   error("Cannot serialise " .. type(value) .. ": " .. reason, 0)
 end
@@ -384,7 +494,7 @@ local function encode_table(t, depth, out)
     if type(k) == "number" then
       out[#out + 1] = '"' .. number(k) .. '":'
     elseif type(k) == "string" then
-      out[#out + 1] = '"' .. k:gsub('[%c"\\/]', escape) .. '":'
+      out[#out + 1] = '"' .. gsub(k, '[%c"\\/]', escape) .. '":'
     else
       cannot(k, "table key must be a number or string")
     end
@@ -395,7 +505,7 @@ end
 encode_value = function(v, depth, out)
   local kind = type(v)
   if kind == "string" then
-    out[#out + 1] = '"' .. v:gsub('[%c"\\/]', escape) .. '"'
+    out[#out + 1] = '"' .. gsub(v, '[%c"\\/]', escape) .. '"'
   elseif kind == "number" then
     out[#out + 1] = number(v)
   elseif kind == "boolean" then
@@ -428,60 +538,170 @@ cjson.decode = function(...)
 end
 
 -- Redis 7's pcall hands a script the text of an error table ({err = ...}), not the table.
-local function pack(...) return {n = select("#", ...), ...} end
-local function protected(f, ...)
-  local res = pack(pcall(f, ...))
-  if res[1] then return unpack(res, 1, res.n) end
-  local e = res[2]
+-- (No table of its own: a script may call it with its memory full.)
+local function error_text(ok, ...)
+  if ok then return ok, ... end
+  local e = ...
   if type(e) == "table" and type(e.err) == "string" then e = e.err end
   return false, e
 end
+local function protected(f, ...) return error_text(pcall(f, ...)) end
 
-local env  -- the running script's globals
-local function sandboxed_loadstring(source, name)
-  local f, e = loadstring(source, name)
-  if f then setfenv(f, env) end
+-- xpcall, whose handler is left out once the step limit has stopped the script: that error is
+-- raised by the hook, where hooks are off, so a handler called then could run for ever.
+local function script_xpcall(...)
+  local f, handler = ...
+  if select("#", ...) < 2 then argerror(1, 2, "xpcall", "value expected") end
+  return xpcall(f, function(e)
+    if stopped_at ~= nil then return e end
+    return handler(e)
+  end)
+end
+
+-- Redis's Lua reads every chunk as text, never as bytecode (which can break out of Lua 5.1's
+-- VM): a chunk that starts as bytecode does ("\27Lua") is read as text here too, after a
+-- space, and fails there as it fails on the server ("unexpected symbol near 'char(27)'").
+local function as_text(chunk)
+  if type(chunk) == "string" and byte(chunk, 1) == 27 then return " " .. chunk end
+  return chunk
+end
+local function with_script_globals(f, e)  -- what loadstring / load give back
+  if f then
+    setfenv(f, env)
+    loaded_code = true
+  end
   return f, e
 end
+local function is_text(v) return type(v) == "string" or type(v) == "number" end
+local function expect(ok, i, own, wanted, ...)  -- luaL's check of argument i (of ...), in its words
+  if not ok then
+    local kind = select("#", ...) < i and "no value" or type((select(i, ...)))
+    argerror(2, i, own, wanted .. " expected, got " .. kind)
+  end
+end
+local function sandboxed_loadstring(...)
+  local source, name = ...
+  expect(is_text(source), 1, "loadstring", "string", ...)
+  expect(name == nil or is_text(name), 2, "loadstring", "string", ...)
+  if name == nil then name = source end  -- the chunk's name is its text, as it was given
+  return with_script_globals(loadstring(as_text(source), name))
+end
+local function sandboxed_load(...)
+  local reader, name = ...
+  expect(type(reader) == "function", 1, "load", "function", ...)
+  expect(name == nil or is_text(name), 2, "load", "string", ...)
+  local first = true
+  return with_script_globals(load(function()
+    local piece = reader()
+    if piece ~= nil and not is_text(piece) then
+      -- luaL_error's text, with the script's position (4 frames up from here); the server's
+      -- error handler makes it an error table, which load hands back
+      error({err = "ERR " .. position(4) .. "reader function must return a string"})
+    end
+    if first then first, piece = false, as_text(piece) end
+    return piece
+  end, name))
+end
+
+-- A coroutine counts its steps too. Lua 5.1 gives a new coroutine the running one's C hook but
+-- not the Lua function behind it (debug.sethook keeps one per coroutine), so the body sets it.
+local function counted(f, name)  -- f, as the body of a coroutine that counts its steps
+  if type(f) ~= "function" or getinfo(f, "S").what == "C" then
+    argerror(2, 1, name, "Lua function expected")
+  end
+  return function(...)
+    sethook(coroutine_hook, "l")
+    return f(...)
+  end
+end
+local cocreate, cowrap = coroutine.create, coroutine.wrap
+local script_coroutine = {resume = coroutine.resume, yield = coroutine.yield,
+  status = coroutine.status, running = coroutine.running,
+  create = function(f) return cocreate(counted(f, "create")) end,
+  wrap = function(f) return cowrap(counted(f, "wrap")) end}
+
+-- What a script's globals hold: what the server's hold (no getfenv, setfenv, newproxy, print).
 local base = {redis = redis, cjson = cjson, bit = bit,
   tonumber = tonumber, tostring = tostring, type = type, pairs = pairs, ipairs = ipairs,
   next = next, select = select, unpack = unpack, error = error, pcall = protected,
-  xpcall = xpcall, assert = assert, math = math, string = string, table = table,
-  coroutine = coroutine, setmetatable = setmetatable, getmetatable = getmetatable,
-  rawget = rawget, rawset = rawset, rawequal = rawequal, getfenv = getfenv,
-  setfenv = setfenv, loadstring = sandboxed_loadstring, load = load, gcinfo = gcinfo,
-  collectgarbage = collectgarbage, newproxy = newproxy, _VERSION = _VERSION}
+  xpcall = script_xpcall, assert = assert, math = math, string = string, table = table,
+  coroutine = script_coroutine, setmetatable = setmetatable, getmetatable = getmetatable,
+  rawget = rawget, rawset = rawset, rawequal = rawequal,
+  loadstring = sandboxed_loadstring, load = sandboxed_load, gcinfo = gcinfo,
+  collectgarbage = collectgarbage, _VERSION = VERSION}
 
-local function compile(source)
-  local f, err = loadstring(source, "@user_script")
+-- A script's globals: its own table (KEYS, ARGV), then base through a table __index (no call,
+-- so no hook, on each read), then an error for any other name. getmetatable(_G) gives a
+-- stand-in: the real metatable is shared by every run and leads to base, which no script may
+-- change.
+local function readonly() error("Attempt to modify a readonly table", 2) end
+local function missing_global(_, name)
+  if name == "_G" then return env end
+  error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+end
+setmetatable(base, {__index = missing_global})
+local env_meta = {__index = base, __newindex = readonly,
+                  __metatable = {__index = missing_global, __newindex = readonly}}
+
+local function compile(source)  -- (f, nil) or (nil, the compiler's error)
+  local f, err = loadstring(as_text(source), "@user_script")
   return f, err
 end
 
-local function run(f, keys, argv)
-  env = {KEYS = keys, ARGV = argv}
-  setmetatable(env, {
-    __index = function(_, name)
-      if name == "_G" then return env end
-      local v = base[name]
-      if v == nil then
-        error("Script attempted to access nonexistent global variable '"
-              .. tostring(name) .. "'", 2)
-      end
-      return v
-    end,
-    __newindex = function() error("Attempt to modify a readonly table", 2) end,
-  })
+-- The value a script failed with, made plain (text, a number ...; Redis's error table as a new
+-- {err = , line = }), so that Python reads it without running any of the script's code.
+local function plain(x)
+  local kind = type(x)
+  if kind == "string" or kind == "number" or kind == "boolean" or kind == "nil" then return x end
+  return tostring(x)
+end
+local function settle(e)  -- run under the step and memory limits: e's metamethods are the script's
+  if type(e) ~= "table" then return plain(e) end
+  local err = e.err
+  if err == nil then return tostring(e) end
+  local line = e.line
+  if line == nil then line = last_line end  -- error({err = ...}) raised by the script itself
+  return {err = plain(err), line = plain(line)}
+end
+-- The collector's settings before any script: one may change them (setpause 1e9, or "stop",
+-- would leave every later script's garbage in place), so each run starts from these, and from
+-- a full collection when the memory left over from earlier runs is half the limit.
+local GC_PAUSE = collectgarbage("setpause", 200)
+local GC_STEPMUL = collectgarbage("setstepmul", 200)
+collectgarbage("setpause", GC_PAUSE)
+collectgarbage("setstepmul", GC_STEPMUL)
+
+run = function(f, keys, argv)
+  if collectgarbage("count") * 1024 > MEMORY_LIMIT_BYTES / 2 then collectgarbage("collect") end
+  collectgarbage("setpause", GC_PAUSE)
+  collectgarbage("setstepmul", GC_STEPMUL)
+  env = setmetatable({KEYS = keys, ARGV = argv}, env_meta)
   setfenv(f, env)
-  resp = 2
-  last_line = 0
-  sethook(track, "l")
+  resp, last_line, steps, stopped_at, loaded_code = 2, 0, 0, nil, false
+  sethook(main_hook, "l")
+  memory_limit(true)
   local ok, value = pcall(f)
+  if not ok and stopped_at == nil then
+    local settled, e = pcall(settle, value)
+    if settled then value = e
+    else value = type(e) == "string" and e or "the script's error could not be read" end
+  end
+  memory_limit(false)
   sethook()
-  if not ok and type(value) == "table" and value.line == nil then
-    value.line = last_line  -- error({err = ...}) raised by the script itself
+  if stopped_at ~= nil then
+    return false, {err = STEP_LIMIT_ERROR, line = stopped_at}, resp
+  end
+  if not ok and type(value) == "string" and sub(value, -#MEMORY_ERROR) == MEMORY_ERROR then
+    return false, {err = MEMORY_LIMIT_ERROR, line = last_line}, resp
   end
   return ok, value, resp
 end
+
+-- The runtime's real globals: emptied of what only the prelude may use and left with what a
+-- script may see. (No metatable: lupa reads the global `debug` before each call into Lua,
+-- outside any protected call, where an error would abort the process.)
+for name in next, G do G[name] = nil end
+for name, value in next, base do G[name] = value end
 
 return compile, run
 """

@@ -22,6 +22,13 @@ to it by a seeded differential run over every command here
 :mod:`ratelab.store.lualib` describes (cjson, bit, redis.setresp ...). BYLEX ranges walk a
 sorted set as Redis walks a small one (up to 128 members). SCRIPT HELP and SCRIPT DEBUG are
 not here (answered as unknown subcommands).
+
+A script may be untrusted (a grader runs students' scripts in its own process): it reaches
+nothing of Python's and none of Lua's os, io or debug, and the store stops it, with an error
+reply, after ``SimStore.script_step_limit`` steps or when its Lua memory passes
+``SimStore.script_memory_limit_bytes``; the next command runs as usual. Redis has no step limit:
+it would keep running the script and answer BUSY to other clients until SCRIPT KILL, which
+cannot happen in virtual time, so SimStore stops it (see lualib's "Known limits").
 """
 
 from __future__ import annotations
@@ -35,7 +42,9 @@ from typing import Any, Callable
 from . import errors as E
 from .errors import StoreError
 from .cnum import strtod
-from .lualib import PRELUDE, REDIS_VERSION, REDIS_VERSION_NUM, bit_op, json_decoder
+from .lualib import (MEMORY_LIMIT_ERROR, PRELUDE, REDIS_VERSION, REDIS_VERSION_NUM,
+                     SCRIPT_MEMORY_LIMIT_BYTES, SCRIPT_STEP_LIMIT, STEP_LIMIT_ERROR, bit_op,
+                     json_decoder)
 
 
 class Status(str):
@@ -258,14 +267,24 @@ _NOT_IN_SCRIPTS = {"MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "EVAL", "EVAL
 
 class SimStore:
     """An in-process Redis in virtual time: strings, counters, hashes, sorted sets, expiry,
-    MULTI/EXEC with WATCH, and Lua scripts (EVAL, EVALSHA, SCRIPT LOAD) run atomically.
+    MULTI/EXEC with WATCH, and Lua scripts (EVAL, EVALSHA, SCRIPT LOAD) run atomically, in a
+    sandbox that holds a script nobody trusts (no Python, os or io; a step and a memory limit).
 
     clock   a function returning the current time in seconds; without one the store keeps its
             own time, moved with :meth:`set_time` (starts at 0).
+
+    A script that runs past :attr:`script_step_limit` steps is stopped with an error reply
+    (Redis would run on, answering BUSY until SCRIPT KILL: virtual time cannot wait for that);
+    one whose Lua memory passes :attr:`script_memory_limit_bytes` gets "not enough memory".
     """
 
     kind = "sim"
     virtual_time = True
+    script_step_limit = SCRIPT_STEP_LIMIT
+    """Steps a script may take before it is stopped (read when the store runs its first
+    script; an instance may set its own before that)."""
+    script_memory_limit_bytes = SCRIPT_MEMORY_LIMIT_BYTES
+    """Memory a script's Lua state may take (read, like the step limit, at the first script)."""
 
     def __init__(self, clock: Callable[[], float] | None = None) -> None:
         self._own_time = 0.0
@@ -276,6 +295,7 @@ class SimStore:
         self._writes = 0
         self._scripts: dict[str, Any] = {}
         self._lua = None
+        self._memory_limited = False
         self.commands_executed = 0
         self._default = SimConnection(self, "default")
 
@@ -737,10 +757,16 @@ class SimStore:
     # -- scripts ------------------------------------------------------------------------
 
     def _lua_runtime(self):
+        """The Lua runtime scripts run in (made on first use): lupa's, with nothing of
+        Python's reachable from Lua, and a memory allocator that the prelude turns the
+        memory limit on in while a script runs (:meth:`_memory_limit`)."""
         if self._lua is None:
             import lupa.lua51 as lupa
 
-            lua = self._lua = lupa.LuaRuntime(unpack_returned_tuples=True)
+            self._memory_limit_bytes = self.script_memory_limit_bytes
+            lua = self._lua = lupa.LuaRuntime(
+                unpack_returned_tuples=True, register_eval=False, register_builtins=False,
+                attribute_filter=_no_python_attributes, max_memory=0)  # 0: no limit yet
             self._new_table = lua.eval("function() return {} end")
             self._rawget = lua.eval("rawget")
             self._lua_next = lua.eval("next")
@@ -748,8 +774,19 @@ class SimStore:
             prelude = lua.eval("loadstring")(_prelude_bytecode(), "=prelude")
             self._compile, self._call = prelude(
                 self._dispatch_from_lua, _sha1, bit_op, json_decoder(self._new_table, null),
-                null, REDIS_VERSION, REDIS_VERSION_NUM)
+                null, self._new_table, self._memory_limit, REDIS_VERSION, REDIS_VERSION_NUM,
+                self.script_step_limit, STEP_LIMIT_ERROR.format(steps=self.script_step_limit),
+                self._memory_limit_bytes,
+                MEMORY_LIMIT_ERROR.format(mib=self._memory_limit_bytes / 2**20))
         return self._lua
+
+    def _memory_limit(self, on: bool) -> bool:
+        """Turn the Lua memory limit on (while a script's own code runs) or off (while
+        Python uses the runtime: lupa cannot recover from an allocation refused then); return
+        whether it was on."""
+        was_on, self._memory_limited = self._memory_limited, on
+        self._lua.set_max_memory(self._memory_limit_bytes if on else 0)
+        return was_on
 
     def _load(self, source: str) -> str:
         self._lua_runtime()
@@ -804,10 +841,10 @@ class SimStore:
         ok, value, resp = self._call(self._scripts[sha], lua.table_from(list(rest[:n])),
                                      lua.table_from(list(rest[n:])))
         suffix = f" script: {sha}, on @user_script:"
-        if not ok:
-            if _is_table(value) and value["err"] is not None:
-                text = str(value["err"])
-                raise StoreError(f"{text}{suffix}{value['line'] or 0}.")
+        if not ok:  # the prelude has made the value plain: text, or {err = text, line = n}
+            if _is_table(value):
+                text, line = str(self._rawget(value, "err")), self._rawget(value, "line")
+                raise StoreError(f"{text}{suffix}{line or 0}.")
             text = str(value)
             m = re.match(r"user_script:(\d+):", text)
             raise StoreError(f"ERR {text}{suffix}{m.group(1) if m else 0}.")
@@ -965,6 +1002,11 @@ def _resp3(words: list[str], reply: Any) -> Any:
     if isinstance(reply, list):
         return [_Null() if x is None else x for x in reply]
     return reply
+
+
+def _no_python_attributes(obj: Any, name: Any, is_setting: bool) -> None:
+    """lupa's attribute filter: no attribute of a Python object can be read or set from Lua."""
+    raise AttributeError("a script cannot reach Python objects' attributes")
 
 
 def _is_table(x: Any) -> bool:
