@@ -257,6 +257,9 @@ class Exercise:
     title = ""
     notebook = ""
     random_count = 6
+    runs_here = False
+    """Whether part of the answer runs in the checker's process (a Lua script the student
+    wrote, run by the simulated store): the grader then checks it in a child it can kill."""
     references: tuple[str, ...] = ()
     """What an answer must not use: dotted names of the package's modules and objects that
     compute this exercise's answer, and registry names of its limiter (``"gcra"``). The

@@ -93,6 +93,7 @@ def _drive(program, conn):
 class LuaExercise(Exercise):
     name = "lua_counter"
     answer = "decide"
+    runs_here = True  # the student's script runs in the checker's SimStore
     references = ("ratelab.cluster.scripts", "ratelab.cluster.strategies.LuaFixedWindow",
                   "ratelab.cluster.strategies.LuaSlidingWindow")
     title = "An atomic shared counter with a Lua script"

@@ -56,6 +56,10 @@ START_S = 90.0
 
 NOTEBOOK_MAX_BYTES = 50 * 2**20
 
+SCRIPT_CHECK_MEMORY_MB = 2048
+"""Address space of the child process that checks an exercise whose student code runs on the
+grader's side (a Lua script in the simulated store): a script that fills the store stops there."""
+
 
 # ---------------------------------------------------------------- the answers' port
 
@@ -282,6 +286,63 @@ def check_answer(name: str, port, extra_cases: list[dict], case_limit_s: float,
                           result.text() if verdict != "passed" else "")
 
 
+def check_in_child(name: str, port, extra_cases: list[dict], case_limit_s: float,
+                   notes: list[str], timeout_s: float) -> ExerciseResult:
+    """check_answer in a forked child of the grader, killed after `timeout_s`: for exercises
+    whose student code runs here (``Exercise.runs_here``, a Lua script in SimStore), where one
+    long C call of the script could otherwise hang the grader, or a script fill its memory."""
+    import pickle
+    import resource
+    import select
+    import signal
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: check, send the row, leave without running the parent's exits
+        os.close(read_end)
+        try:
+            memory = SCRIPT_CHECK_MEMORY_MB * 2**20
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+            row = check_answer(name, port, extra_cases, case_limit_s, notes)
+        except BaseException as e:  # noqa: BLE001 - said in the row
+            row = _row(name, "error", f"the check failed: {type(e).__name__}: {e}"[:300])
+        closed = (port.closed, port.closed_kind) if isinstance(port, SocketPort) else None
+        with os.fdopen(write_end, "wb") as out:
+            out.write(pickle.dumps((row, closed)))
+        os._exit(0)
+    os.close(write_end)
+    data, deadline = b"", time.monotonic() + timeout_s
+    with os.fdopen(read_end, "rb", buffering=0) as pipe:
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([pipe], [], [], left)
+            chunk = pipe.read(1 << 16) if ready else b""
+            if not chunk:
+                break
+            data += chunk
+    if not data:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    if not data:  # the socket may stand mid-message: the answers must be started again
+        _stopped(port, "timeout")
+        return _row(name, "timed out", f"your answer's checks ran past {timeout_s:g} s (a "
+                                       "script that never ends?); the grader stopped them")
+    try:
+        row, closed = pickle.loads(data)
+        if closed and closed[0]:  # the child saw the answers' process hang or go
+            port._close(closed[1], closed[0])
+        return row
+    except Exception:  # noqa: BLE001 - the child died mid-write (out of memory)
+        _stopped(port, "raised")
+        return _row(name, "error", f"the check of your answer ran out of its "
+                                   f"{SCRIPT_CHECK_MEMORY_MB} MiB")
+
+
+def _stopped(port, kind: str) -> None:
+    """Close a sandbox's port whose conversation a stopped check left half-way."""
+    if isinstance(port, SocketPort):
+        port._close(kind, "the check of your answer was stopped")
+
+
 def _run_cells(run: Run, stop: int | None, limits: Limits, notes: list[str]) \
         -> tuple[int | None, bool]:
     """Run the cells before `stop`; the new stop and whether the sandbox must start again."""
@@ -347,8 +408,11 @@ def grade_one(path: Path, identity: Identity, cases: dict[str, list[dict]], opti
                     results[name] = _row(name, "timed out", f"the checks ran past "
                                          f"{options.limits.grade_s:g} s")
                     continue
-                results[name] = check_answer(name, port, cases[name], options.case_limit_s,
-                                             notes)
+                check = check_in_child if module(name).EXERCISE.runs_here else check_answer
+                extra = {"timeout_s": max(1.0, deadline - time.monotonic())} \
+                    if check is check_in_child else {}
+                results[name] = check(name, port, cases[name], options.case_limit_s, notes,
+                                      **extra)
                 if port.closed:
                     break  # the answers' process hung or died: start it again for the rest
     reason = failed or "the notebook could not be run to its end"

@@ -81,3 +81,34 @@ def test_the_students_line_is_found_in_a_folder_named_ratelab(tmp_path):
 def test_the_package_and_the_python_installation_are_library_code():
     assert is_library(module("token_bucket_take").__file__)
     assert is_library(np.__file__) and is_library(json.__file__)
+
+
+BACKTRACKING = 'return string.find(string.rep("a", 24), string.rep("a*", 24) .. "b")'
+
+
+def lua_that_never_ends(key, now, limit, window_s):
+    yield ("EVAL", BACKTRACKING, 0)  # one C call the script's step limit cannot interrupt
+    return True
+
+
+def test_a_script_that_hangs_in_one_c_call_costs_its_row_not_the_grader():
+    """The Lua counter's script runs in the checker's store: the grader checks it in a child
+    it kills, and gets on."""
+    import time
+
+    from ratelab.grading.grader import check_in_child
+
+    port = LocalPort({"decide": lua_that_never_ends})
+    started = time.monotonic()
+    row = check_in_child("lua_counter", port, [], 20.0, [], timeout_s=3.0)
+    assert row.verdict == "timed out" and "ran past 3 s" in row.first_failure
+    assert time.monotonic() - started < 10
+
+
+def test_a_right_script_passes_through_the_child():
+    from ratelab.grading.grader import check_in_child
+
+    right = module("lua_counter").decide
+    row = check_in_child("lua_counter", LocalPort({"decide": right}), [], 20.0, [],
+                         timeout_s=60.0)
+    assert (row.verdict, row.score) == ("passed", 1.0)
