@@ -1,12 +1,11 @@
 """``ratelab exercises ...``: parsing here, the work in the library (``ratelab grade`` is
 :mod:`ratelab.grading.cli`).
 
-The rules they follow are in :mod:`ratelab.cli_support`.
+The rules it follows are in :mod:`ratelab.cli_support`.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from ..cli_support import EnvironmentFailure, HelpFormatter, UsageError, add_debug, command, table

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from . import proxy
-from .errors import AnswerFailed, NotAttempted
+from .errors import AnswerFailed
 
 VERDICTS = ("passed", "not attempted", "wrong")
 

@@ -1,10 +1,6 @@
-"""What a check raises about an answer: it was not attempted, or it failed in a way it names."""
+"""What a check raises about an answer that failed in a way it names."""
 
 from __future__ import annotations
-
-
-class NotAttempted(Exception):
-    """The answer raised NotImplementedError before answering anything."""
 
 
 class AnswerFailed(Exception):
