@@ -344,6 +344,9 @@ class TimelineExercise(Exercise):
     """
 
     fields: tuple[Field, ...] = ()
+    cost_kind = True
+    """Whether the instructor's cases include the costs kind (False where the answer takes
+    no cost)."""
 
     def reference(self, params: dict):
         raise NotImplementedError
@@ -352,6 +355,20 @@ class TimelineExercise(Exercise):
         raise NotImplementedError
 
     state_label = "reference state just before request"
+
+    def shape(self, rng: np.random.Generator):
+        """A case's parameters and periods (:class:`.casekit.Shape`), drawn from `rng`; the
+        timeline kinds of the instructor's cases are built on it."""
+        raise NotImplementedError
+
+    def instructor_cases(self, rng: np.random.Generator) -> list[dict]:
+        """More random streams, then the kinds the public cases lack: window edges, Unix-epoch
+        times, long idle gaps and (where the answer takes one) costs up to the limit. The
+        answer holds one key: there is no many-keys case."""
+        from .casekit import timeline_kinds
+
+        return self.random_cases(rng, self.random_count) + timeline_kinds(
+            rng, self.shape, costs=self.cost_kind)
 
     def answers(self, answer: Any, case: dict, steps: list) -> list[dict] | None:
         """All the answer's dicts for a case at once (None: ask request by request)."""

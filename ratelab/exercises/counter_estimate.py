@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from .casekit import Shape, count, grid_times, timeline_kinds, with_costs
+from .casekit import Shape, count, grid_times, with_costs
 from .core import Field, RefLimiter, StudentLimiter, TimelineExercise
 from ._limiter_kit import KINDS, verbs
 
@@ -91,11 +91,6 @@ class CounterExercise(TimelineExercise):
             out.append({"name": f"random stream {i}", "params": shape.params,
                         "requests": with_costs(times, costs)})
         return out
-
-    def instructor_cases(self, rng):
-        """More random streams, then window edges, Unix times, long idle gaps and costs up
-        to the limit (the class holds one key: no many-keys case)."""
-        return self.random_cases(rng, self.random_count) + timeline_kinds(rng, self.shape)
 
     @staticmethod
     def shape(rng):

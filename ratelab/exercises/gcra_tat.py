@@ -10,7 +10,7 @@ until it would pass: new TAT - DVT - now. An idle key's TAT is now.
 
 from __future__ import annotations
 
-from .casekit import Shape, count, grid_times, timeline_kinds, with_costs
+from .casekit import Shape, count, grid_times, with_costs
 from .core import Field, RefLimiter, StudentLimiter, TimelineExercise
 from ._limiter_kit import KINDS, verbs
 
@@ -73,11 +73,6 @@ class GcraExercise(TimelineExercise):
             out.append({"name": f"random stream {i}", "params": shape.params,
                         "requests": with_costs(times, costs)})
         return out
-
-    def instructor_cases(self, rng):
-        """More random streams, then TAT edges, Unix times, long idle gaps and costs up to
-        burst + 1 (the class holds one key: no many-keys case)."""
-        return self.random_cases(rng, self.random_count) + timeline_kinds(rng, self.shape)
 
     @staticmethod
     def shape(rng):

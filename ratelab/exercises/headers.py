@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from .casekit import Shape, count, timeline_kinds, with_costs
+from .casekit import Shape, count, with_costs
 from .core import AnswerFailed, Field, TimelineExercise, call
 from ._limiter_kit import verbs
 
@@ -136,11 +136,6 @@ class HeadersExercise(TimelineExercise):
         """A fixed window's case params (whole seconds, as the header states them)."""
         return {"limiter": "fixed-window", "limiter_params": {"limit": limit,
                 "window": float(window_s)}, "quota": limit, "window_s": window_s}
-
-    def instructor_cases(self, rng):
-        """More random decisions, then decisions on window and refill edges (waits of whole
-        seconds), at Unix times, after long idle gaps and for costs up to the quota."""
-        return self.random_cases(rng, self.random_count) + timeline_kinds(rng, self.shape)
 
     def shape(self, rng):
         """A fixed window of whole seconds or a token bucket of binary period, drawn."""

@@ -12,7 +12,7 @@ with whole rates, so every step is exact; nginx counts in thousandths of a reque
 
 from __future__ import annotations
 
-from .casekit import Shape, count, grid_times, timeline_kinds, with_costs
+from .casekit import Shape, count, grid_times, with_costs
 from .core import Field, RefLimiter, StudentLimiter, TimelineExercise
 from ._limiter_kit import KINDS, verbs
 
@@ -94,11 +94,7 @@ class NginxExercise(TimelineExercise):
             params["delay"] = count(rng.integers(1, burst + 1))
         return params
 
-    def instructor_cases(self, rng):
-        """More random streams, then drain edges, Unix times and long idle gaps (a request
-        has no cost, the class holds one key: no costs or many-keys case)."""
-        return self.random_cases(rng, self.random_count) + timeline_kinds(rng, self.shape,
-                                                                           costs=False)
+    cost_kind = False  # its answer takes no cost
 
     def shape(self, rng):
         """limit_req with 1/rate a whole number of nginx's grid steps, so edges are exact."""

@@ -9,7 +9,7 @@ None when it finds the queue full and is dropped. An idle shaper serves an arriv
 
 from __future__ import annotations
 
-from .casekit import Shape, count, grid_times, timeline_kinds, with_costs
+from .casekit import Shape, count, grid_times, with_costs
 from .core import AnswerFailed, Field, RefLimiter, TimelineExercise, as_number, call
 from ._limiter_kit import verbs
 
@@ -74,11 +74,7 @@ class ShaperExercise(TimelineExercise):
                         "capacity": capacity}, "requests": with_costs(times)})
         return out
 
-    def instructor_cases(self, rng):
-        """More random streams, then drain edges, Unix times and long idle gaps (arrivals
-        have no cost, and no key: no costs or many-keys case)."""
-        return self.random_cases(rng, self.random_count) + timeline_kinds(rng, self.shape,
-                                                                           costs=False)
+    cost_kind = False  # its answer takes no cost
 
     @staticmethod
     def shape(rng):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from .casekit import Shape, count, grid_times, timeline_kinds, with_costs
+from .casekit import Shape, count, grid_times, with_costs
 from .core import Field, RefLimiter, StudentLimiter, TimelineExercise
 from ._limiter_kit import KINDS, verbs
 from .fixed_window import NAMES, decision_fields
@@ -79,11 +79,6 @@ class SlidingLogExercise(TimelineExercise):
             out.append({"name": f"random stream {i}", "params": {"limit": limit, "window": window},
                         "requests": with_costs(times, costs)})
         return out
-
-    def instructor_cases(self, rng):
-        """More random streams, then window edges, Unix times, long idle gaps and costs up
-        to the limit (the class holds one key: no many-keys case)."""
-        return self.random_cases(rng, self.random_count) + timeline_kinds(rng, self.shape)
 
     @staticmethod
     def shape(rng):

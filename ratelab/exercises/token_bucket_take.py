@@ -9,7 +9,7 @@ arguments: the same arguments always give the same answer.
 
 from __future__ import annotations
 
-from .casekit import Shape, count, grid_times, timeline_kinds, with_costs
+from .casekit import Shape, count, grid_times, with_costs
 from .core import (AnswerFailed, Field, RefLimiter, TimelineExercise, as_bool, as_fields,
                    as_number, call, show)
 from ._limiter_kit import Code, Prose, source_of
@@ -82,11 +82,6 @@ class TakeExercise(TimelineExercise):
             out.append({"name": f"random stream {i}", "params": {"rate": rate,
                         "capacity": capacity}, "requests": with_costs(times, costs)})
         return out
-
-    def instructor_cases(self, rng):
-        """More random streams, then refill edges, Unix times, long idle gaps and costs up
-        to the capacity (a take has no key: no many-keys case)."""
-        return self.random_cases(rng, self.random_count) + timeline_kinds(rng, self.shape)
 
     @staticmethod
     def shape(rng):
