@@ -19,6 +19,16 @@ def redis_url():
         yield url
 
 
+@pytest.fixture(params=["sim", "redis"])
+def store(request):
+    """A SimStore, then a real redis-server's RedisStore: the same test runs on both."""
+    from ratelab.store import RedisStore, SimStore
+
+    s = SimStore() if request.param == "sim" else RedisStore(request.getfixturevalue("redis_url"))
+    yield s
+    s.close()
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The repository's data/ folder: the recorded traces ship there, so it is never missing."""

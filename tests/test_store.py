@@ -358,16 +358,6 @@ def run_case(store, steps) -> None:
     conn.close()
 
 
-@pytest.fixture(params=["sim", "redis"])
-def store(request):
-    """The same table runs on SimStore and on a real redis-server."""
-    if request.param == "sim":
-        yield SimStore()
-    else:
-        s = RedisStore(request.getfixturevalue("redis_url"))
-        yield s
-        s.close()
-
 
 @pytest.mark.parametrize("name,steps", CASES, ids=[c[0] for c in CASES])
 def test_semantics_table(store, name, steps):

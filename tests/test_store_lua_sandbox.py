@@ -234,15 +234,6 @@ SAME_ON_BOTH = [
 ]
 
 
-@pytest.fixture(params=["sim", "redis"])
-def store(request):
-    if request.param == "sim":
-        yield SimStore()
-    else:
-        s = RedisStore(request.getfixturevalue("redis_url"))
-        yield s
-        s.close()
-
 
 @pytest.mark.parametrize("source,args,want", SAME_ON_BOTH)
 def test_the_sandbox_reads_as_on_the_server(store, source, args, want):

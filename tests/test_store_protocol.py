@@ -17,12 +17,6 @@ def _same_parameters(impl, proto) -> bool:
     return shape(inspect.signature(impl)) == shape(inspect.signature(proto))
 
 
-@pytest.fixture(params=["sim", "redis"])
-def store(request):
-    s = SimStore() if request.param == "sim" else RedisStore(request.getfixturevalue("redis_url"))
-    yield s
-    s.close()
-
 
 def test_both_stores_and_their_connections_satisfy_the_protocols(store):
     assert isinstance(store, Store)

@@ -276,14 +276,16 @@ def bwrap_argv(scratch: Path, package: Path | None, etc: Path, tmp_mb: int = 256
 
 def _system_mounts() -> list[_Mount]:
     """/usr and the top-level system folders, as links where the host has links (merged /usr)."""
-    out = []
-    for name in SYSTEM_DIRS:
-        path = Path("/") / name
-        if path.is_symlink():
-            out.append(_Mount("--symlink", path, os.readlink(path)))
-        elif path.is_dir():
-            out.append(_Mount("--ro-bind", path, str(path)))
-    return out
+    return [m for m in (_as_on_host(Path("/") / name) for name in SYSTEM_DIRS) if m]
+
+
+def _as_on_host(path: Path) -> "_Mount | None":
+    """`path` as the host has it: the same link, a read-only bind, or nothing when absent."""
+    if path.is_symlink():
+        return _Mount("--symlink", path, os.readlink(path))
+    if path.exists():
+        return _Mount("--ro-bind", path, str(path))
+    return None
 
 
 def _python_mounts() -> list[_Mount]:
@@ -327,12 +329,7 @@ def _etc_mounts(etc: Path) -> list[_Mount]:
     """A listable /etc of the generated files in `etc` and the few the host lends."""
     out = [_Mount("--dir", Path("/etc"), perms="0755")]
     out += [_Mount("--ro-bind", Path("/etc") / f.name, str(f)) for f in sorted(etc.iterdir())]
-    for name in ETC_FROM_HOST:
-        path = Path("/etc") / name
-        if path.is_symlink():
-            out.append(_Mount("--symlink", path, os.readlink(path)))
-        elif path.exists():
-            out.append(_Mount("--ro-bind", path, str(path)))
+    out += [m for m in (_as_on_host(Path("/etc") / name) for name in ETC_FROM_HOST) if m]
     return out
 
 
