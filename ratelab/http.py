@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from .limiters.base import Decision, whole
-from .limiters.clock import TICKS_PER_S, to_ticks
+from .clock import TICKS_PER_S, to_ticks
 
 STATUSES = (429, 503)
 
@@ -120,7 +120,7 @@ class Response:
 def whole_seconds(seconds: float) -> int:
     """`seconds` rounded up to a whole second (never early), at least 0.
 
-    Counted on the limiters' grid of whole microseconds (:func:`~ratelab.limiters.clock.to_ticks`):
+    Counted on the limiters' grid of whole microseconds (:func:`~ratelab.clock.to_ticks`):
     a limiter's wait ends on a tick, and the float that carries it — or the instant
     ``now + wait`` at Unix times — can lie a fraction of a tick past it (1.0000002 for 1 s).
     Rounding up that float would tell the client a whole second too many; rounding up its tick

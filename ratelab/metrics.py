@@ -8,7 +8,7 @@
 * :func:`per_key_summary` — one row per key: requests, admitted, rates, gaps, peak window.
 
 Windows follow the limiters exactly: times and windows are taken to whole microseconds (ticks,
-``ratelab.limiters.clock``), and a request at tick s is inside the trailing window that ends at
+``ratelab.clock``), and a request at tick s is inside the trailing window that ends at
 tick t when t − w < s <= t (``sliding_log.has_left``), as the sliding log decides it; calendar
 windows are ``fixed_window.index_of``. Arguments take a Trace or a sorted array of times; ``allowed`` (a mask,
 e.g. a replay's decisions) restricts the count to admitted requests.
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .limiters.base import positive
-from .limiters.clock import TICKS_PER_S, ticks_array, window_ticks
+from .clock import TICKS_PER_S, ticks_array, window_ticks
 from .limiters.fixed_window import index_of
 from .limiters.sliding_log import has_left
 from .traces.trace import Trace

@@ -43,7 +43,7 @@ import pandas as pd
 
 from .limiters import NAMES, REGISTRY, Decision, Limiter, make
 from .limiters.base import positive, whole
-from .limiters.clock import to_ticks
+from .clock import to_ticks
 from .plot import COLORS, STYLE
 
 # ---------------------------------------------------------------- clocks

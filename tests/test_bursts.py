@@ -9,7 +9,7 @@ from budget import examples
 from ratelab.bursts import (boundary_attack, burst, max_in_window, play, poisson, spacing,
                             stream, trailing_count)
 from ratelab.limiters import make
-from ratelab.limiters.clock import to_ticks
+from ratelab.clock import to_ticks
 
 
 def test_burst_and_stream_times():

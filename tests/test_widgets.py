@@ -11,7 +11,7 @@ from budget import examples
 from ratelab.bursts import trailing_count
 from ratelab.limiters import NAMES, make
 from ratelab.plot import COLORS
-from ratelab.limiters.clock import ticks_array, to_ticks
+from ratelab.clock import ticks_array, to_ticks
 from ratelab.widgets import (KNOBS, LiveLimiter, ManualClock, default_params, knob_names,
                              own_count)
 

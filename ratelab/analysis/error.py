@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..limiters.base import positive
-from ..limiters.clock import window_ticks
+from ..clock import window_ticks
 from . import kernels
 
 MODES = ("estimate", "admission")

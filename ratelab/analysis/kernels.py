@@ -6,7 +6,7 @@ sources) marking where each source begins. Each kernel walks one source at a tim
 
 Both limiters call the reference's own scalar functions (compiled here), in the same order, so
 the decisions are the reference's to the last bit; times are whole microseconds (ticks,
-``ratelab.limiters.clock.to_ticks``), converted once for all sources by :func:`as_ticks` (the
+``ratelab.clock.to_ticks``), converted once for all sources by :func:`as_ticks` (the
 replay's vectorised pass: converting inside the loops, twice for the trailing window's edge,
 made the passes about a third slower than with float seconds), and ``window`` is in ticks:
 
@@ -28,7 +28,7 @@ from numba import njit
 from numba.extending import register_jitable
 
 from ..kernel_cache import watch_limiters
-from ..limiters import clock
+from .. import clock
 from ..limiters import fixed_window as fw
 from ..limiters import sliding_counter as sc
 from ..limiters import sliding_log as sl

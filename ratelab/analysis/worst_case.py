@@ -32,7 +32,7 @@ import numpy as np
 
 from ..limiters import make
 from ..limiters.base import positive, whole
-from ..limiters.clock import ticks_array, window_ticks
+from ..clock import ticks_array, window_ticks
 from .kernels import peak_counts
 
 

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..limiters.base import non_negative, positive, whole
-from ..limiters.clock import to_ticks
+from ..clock import to_ticks
 from ..store.sim import SimStore
 from .interleave import Outcome, interleavings
 from .sim import Faults, Latency, Request, Run, burst, simulate, steady

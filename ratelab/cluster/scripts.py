@@ -3,7 +3,7 @@
 Four algorithms are also written as Lua scripts (``ratelab/cluster/lua/``), so that a decision
 is one atomic round trip to a shared store: the token bucket, the fixed window, the sliding
 window log and the sliding window counter. Each script computes on the reference's grid —
-time in whole microseconds (ticks, :mod:`ratelab.limiters.clock`), sent as an integer — with
+time in whole microseconds (ticks, :mod:`ratelab.clock`), sent as an integer — with
 the reference's decision rule and arithmetic, and reports the reference's Decision fields
 (``remaining``; ``retry_after`` and ``reset_after`` in ticks, turned into seconds here exactly
 as the reference turns its own). A test holds every script to its reference, request by
@@ -37,7 +37,7 @@ from importlib import resources
 from typing import Any, Generator, Hashable
 
 from ..limiters.base import Decision, Limiter
-from ..limiters.clock import FLOAT_SLACK_TICKS, TICKS_PER_S, TIE_TICKS, seconds_until
+from ..clock import FLOAT_SLACK_TICKS, TICKS_PER_S, TIE_TICKS, seconds_until
 from ..limiters.fixed_window import FixedWindow, index_of
 from ..limiters.sliding_counter import SlidingWindowCounter
 from ..limiters.sliding_log import SlidingWindowLog
@@ -59,8 +59,8 @@ while gateways behind it still count in window k."""
 
 
 def _prelude() -> str:
-    """The constants of :mod:`ratelab.limiters.clock`, as Lua, put before every script."""
-    return ("-- from ratelab.limiters.clock\n"
+    """The constants of :mod:`ratelab.clock`, as Lua, put before every script."""
+    return ("-- from ratelab.clock\n"
             f"local TICKS_PER_S = {TICKS_PER_S}\n"
             f"local TIE_TICKS = {TIE_TICKS!r}\n"
             f"local FLOAT_SLACK_TICKS = {FLOAT_SLACK_TICKS!r}\n")

@@ -26,7 +26,7 @@ import math
 from typing import Any, Generator
 
 from ..limiters.base import positive, whole
-from ..limiters.clock import to_ticks, window_ticks
+from ..clock import to_ticks, window_ticks
 from ..limiters.fixed_window import index_of
 from ..store.errors import StoreUnavailable
 from ..store.protocol import Connection

@@ -23,7 +23,7 @@ from typing import Any, Hashable
 
 import numpy as np
 
-from .clock import MAX_TICKS, TICKS_PER_S, check_ticks, to_ticks, window_ticks
+from ..clock import MAX_TICKS, TICKS_PER_S, check_ticks, to_ticks, window_ticks
 
 Seconds = float
 """A duration or an instant, in seconds."""

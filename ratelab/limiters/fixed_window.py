@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 
 from .base import Seconds, WindowLimiter, decision
-from .clock import TICKS_PER_S, seconds_until, to_ticks
+from ..clock import TICKS_PER_S, seconds_until, to_ticks
 
 
 # ---------------------------------------------------------------- the arithmetic (scalars)

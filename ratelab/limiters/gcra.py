@@ -11,7 +11,7 @@ period — the same decisions as a token bucket of capacity burst + 1, with one 
 from __future__ import annotations
 
 from .base import Limiter, PerSecond, bounded, decision, positive, whole
-from .clock import TICKS_PER_S, TIE_TICKS, seconds_until
+from ..clock import TICKS_PER_S, TIE_TICKS, seconds_until
 
 
 # ---------------------------------------------------------------- the arithmetic (integers)

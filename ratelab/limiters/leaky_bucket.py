@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .base import (Limiter, PerSecond, Seconds, bounded, decision, pair_builder, positive,
                    whole_below)
-from .clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass
+from ..clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass
 from .token_bucket import CACHED_COSTS
 
 MODES = ("police", "shape")

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .base import Limiter, PerSecond, decision, positive, whole
-from .clock import seconds_until
+from ..clock import seconds_until
 
 EXPIRE_IDLE_MS = 60_000
 """nginx deletes a least-recently-used node idle this long (ms) whose excess has drained."""

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 from .base import WindowLimiter, decision
-from .clock import TICKS_PER_S, seconds_until
+from ..clock import TICKS_PER_S, seconds_until
 from .fixed_window import index_of
 
 

@@ -18,7 +18,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from .base import WindowLimiter, decision
-from .clock import TICKS_PER_S, seconds_until
+from ..clock import TICKS_PER_S, seconds_until
 
 
 def has_left(entry: int, now: int, window: int) -> bool:

@@ -5,7 +5,7 @@ The bucket holds at most `capacity` tokens and gains `rate` tokens per second. A
 `capacity` the largest burst: an idle bucket lets `capacity` requests through at once, then
 one every 1/rate seconds. A new key starts full.
 
-Times are whole microseconds (ticks, :mod:`ratelab.limiters.clock`): the refill is computed
+Times are whole microseconds (ticks, :mod:`ratelab.clock`): the refill is computed
 from the integer ticks elapsed, so it is the same at every origin, and a request arriving less
 than one tick before its tokens are there passes (``TIE_TICKS``), charged in full.
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from .base import (Decision, Limiter, PerSecond, Seconds, bounded, decision, pair_builder,
                    positive, whole_below)
-from .clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks
+from ..clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks
 
 
 @dataclass(frozen=True, slots=True)

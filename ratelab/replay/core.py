@@ -163,7 +163,7 @@ def check_times(trace: Trace) -> None:
     first time beyond the upper bound is found by bisection: no pass over the column (a min
     and a max of 10 M times cost about a tenth of a token-bucket replay).
     """
-    from ..limiters.clock import MAX_TICKS, TICKS_PER_S, check_ticks
+    from ..clock import MAX_TICKS, TICKS_PER_S, check_ticks
 
     limit = MAX_TICKS / TICKS_PER_S
     time = trace.time
@@ -213,7 +213,7 @@ def _reference(lim: Limiter, trace: Trace, out: dict, details: bool) -> Callable
     are converted to ticks in one vectorised pass (``clock.ticks_array``, bit for bit
     ``to_ticks``), and the methods are looked up once.
     """
-    from ..limiters.clock import ticks_array
+    from ..clock import ticks_array
 
     field_name = lim.reports[0] or None
     times = trace.time.tolist()

@@ -6,7 +6,7 @@ repeat the reference's arithmetic: it calls the same scalar functions the refere
 which numba compiles here (``register_jitable``). What stays here is the loop and the state
 layout: the per-key state is one record per key in an array indexed by key id (one cache line
 holds all a request needs of its key — with 100 K keys that is what keeps the kernels fast).
-Times are whole microseconds (ticks, ``ratelab.limiters.clock``), converted from the trace's
+Times are whole microseconds (ticks, ``ratelab.clock``), converted from the trace's
 float seconds by the same ``to_ticks``, in a pass of their own (:func:`ticks_of`) before the
 kernel runs: that loop has no branch and the compiler turns it into vector instructions (about
 1 ns a request), where converting inside a kernel's loop cost the token bucket about 3 ns a
@@ -52,7 +52,8 @@ from numba import njit
 from numba.extending import register_jitable
 
 from ..kernel_cache import watch_limiters
-from ..limiters import base, clock
+from .. import clock
+from ..limiters import base
 from ..limiters import fixed_window as fw
 from ..limiters import gcra as gc
 from ..limiters import leaky_bucket as lb

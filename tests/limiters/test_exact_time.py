@@ -1,6 +1,6 @@
 """Decisions do not depend on where the clock starts, and a client at exactly the rate passes.
 
-Every limiter counts time in whole microseconds (ticks, ``ratelab.limiters.clock``), so the
+Every limiter counts time in whole microseconds (ticks, ``ratelab.clock``), so the
 same trace shifted by any whole number of seconds (calendar windows: whole windows) gets the
 same decisions. Times lie on a grid the shift keeps exact in floating point: multiples of
 2**-10 s for the decisions, and of 2**-6 s (15,625 ticks, a whole number of both) where

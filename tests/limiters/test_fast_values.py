@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ratelab.limiters.base import Decision, decision, finite_time, time_and_ticks
-from ratelab.limiters.clock import MAX_TICKS, TICKS_PER_S, to_ticks
+from ratelab.clock import MAX_TICKS, TICKS_PER_S, to_ticks
 from ratelab.limiters.leaky_bucket import MeterState, meter_state
 from ratelab.limiters.token_bucket import BucketState, bucket_state
 

@@ -13,7 +13,7 @@
 -- A `now` before the stored refill time (gateways' clocks differ) counts as no time elapsed,
 -- and is stored as the refill time, as Stripe's script does: a gateway whose clock runs behind
 -- rewinds it, and the next one ahead sees that time pass again (notebook 06 measures it).
--- TICKS_PER_S, TIE_TICKS and FLOAT_SLACK_TICKS are ratelab.limiters.clock's, put before this
+-- TICKS_PER_S, TIE_TICKS and FLOAT_SLACK_TICKS are ratelab.clock's, put before this
 -- text when the script is loaded.
 local rate = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[2])

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from budget import examples
 
-from ratelab.limiters.clock import (MAX_TICKS, TICKS_PER_S, check_ticks, seconds_until,
+from ratelab.clock import (MAX_TICKS, TICKS_PER_S, check_ticks, seconds_until,
                                     ticks_array, to_ticks, window_ticks)
 
 
