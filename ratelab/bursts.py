@@ -1,9 +1,11 @@
 """Burst shapes: schedules of request times, and a limiter played over them.
 
-A schedule is a sorted array of request times (seconds). :func:`play` asks a reference limiter
-about every request in order — time is an argument, so the same schedule always gives the same
-decisions — and samples the limiter's internal state (``inspect``) on a regular grid as well,
-so a plot can show the bucket refilling between requests.
+A schedule is a sorted array of request times (seconds): the times of one source of
+:mod:`ratelab.traces.generators` (``burst``, ``stream``, ``poisson``, ``boundary_attack``).
+:func:`play` asks a reference limiter about every request in order — time is an argument, so
+the same schedule always gives the same decisions — and samples the limiter's internal state
+(``inspect``) on a regular grid as well, so a plot can show the bucket refilling between
+requests.
 
     >>> from ratelab.limiters import make
     >>> run = play(make("token-bucket", rate=1, capacity=2), burst(3))
@@ -20,61 +22,53 @@ import numpy as np
 
 from . import metrics
 from .limiters import Limiter
-from .limiters.base import finite_time, non_negative, positive, whole
-from .limiters.fixed_window import window_start
+from .limiters.base import finite_time, positive
+from .traces import generators
 
 
 # ---------------------------------------------------------------- schedules
+# The workloads are :mod:`ratelab.traces.generators`'; these are their times, under the
+# argument names the notebooks use (a span as start and stop, `at`, `lead_s`).
 
 
 def burst(n: int, at: float = 0.0, spread_s: float = 0.0) -> np.ndarray:
     """`n` request times starting at `at`, evenly spread over `spread_s` (0: all at once)."""
-    n = whole("n", n, minimum=0)
-    spread_s = non_negative("spread_s", spread_s)
-    if n == 0:
-        return np.zeros(0)
-    return at + np.arange(n) * (spread_s / n)
+    return generators.burst(n, start_s=at, spread_s=spread_s).time
 
 
 def stream(rate_per_s: float, start: float, stop: float) -> np.ndarray:
     """Evenly spaced request times, `rate_per_s` of them per second, in [start, stop)."""
-    rate_per_s = positive("rate_per_s", rate_per_s)
-    n = int(np.floor((stop - start) * rate_per_s + 1e-9))
-    return start + np.arange(max(0, n)) / rate_per_s
+    return generators.stream(rate_per_s, stop - start, start_s=start).time
 
 
 def boundary_attack(limit: int, window_s: float, boundary: float,
                     lead_s: float | None = None) -> np.ndarray:
     """`limit` requests in the `lead_s` before `boundary` and `limit` more in the `lead_s` after.
 
-    Against a fixed window of `limit` per `window_s` whose window ends at `boundary`, all
-    2 x `limit` pass: each window sees only `limit`. `lead_s` defaults to a tenth of the window
-    and must not exceed it. A `boundary` that is a multiple of `window_s` is taken where the
-    fixed window computes it (``floor(t / window_s)``; in floats k x W can fall short of it).
+    Against a fixed window of `limit` per `window_s` whose window ends at `boundary` (a
+    multiple of `window_s`), all 2 x `limit` pass: each window sees only `limit`. `lead_s`
+    defaults to a tenth of the window and must not exceed it.
+    :func:`ratelab.traces.generators.boundary_attack` makes them (its ``spread_s``).
     """
-    limit = whole("limit", limit)
     window_s = positive("window_s", window_s)
     lead_s = window_s / 10 if lead_s is None else positive("lead_s", lead_s)
     if lead_s > window_s:
         raise ValueError(f"lead_s must be at most window_s={window_s!r}, got {lead_s!r}")
     boundary = finite_time(boundary, "boundary")
-    k = round(boundary / window_s)
-    if abs(boundary / window_s - k) <= 1e-9:
-        boundary = window_start(k, window_s)
-    step = lead_s / limit
-    before = boundary - lead_s + step * np.arange(limit)
-    after = boundary + step * np.arange(limit)
-    return np.concatenate([before, after])
+    return generators.boundary_attack(limit, window_s, boundary_s=boundary,
+                                      spread_s=lead_s).time
 
 
 def poisson(rate_per_s: float, start: float, stop: float, rng: np.random.Generator) -> np.ndarray:
-    """Poisson arrivals at `rate_per_s` in [start, stop), drawn from the generator `rng`."""
+    """Poisson arrivals at `rate_per_s` (> 0) in [start, stop), drawn from the generator `rng`."""
     rate_per_s = positive("rate_per_s", rate_per_s)
-    n = rng.poisson(rate_per_s * (stop - start))
-    return np.sort(rng.uniform(start, stop, n))
+    return generators.poisson(rate_per_s, stop - start, rng, start_s=start).time
 
 
 # ---------------------------------------------------------------- counting
+# Adapters of ratelab.metrics for schedules, kept because their contracts differ: a plain array
+# at the requests themselves (rolling_count: a Series on a grid), the count alone
+# (max_in_window: a WindowMax), and times in any order (metrics.spacing refuses unsorted ones).
 
 
 def trailing_count(times: np.ndarray, window_s: float, at: np.ndarray | None = None) -> np.ndarray:

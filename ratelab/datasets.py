@@ -29,6 +29,7 @@ from pathlib import Path
 
 from .progress import bar
 from .traces.loaders import load_log
+from .traces.report import GZIP_ERRORS, damaged
 from .traces.trace import Trace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +44,7 @@ class Dataset:
     """One recorded trace: its file, format, checksum, expected counts and public source.
 
     file       name of the gzip file in the data directory
-    format     loader format (see ratelab.traces.loaders.FORMATS)
+    format     loader format (see ratelab.traces.report.FORMATS)
     sha256     of the decompressed content
     requests   lines that are requests (the header of a TSV excluded)
     clients    distinct hosts / IPs
@@ -154,8 +155,6 @@ def sha256_of(file: Path) -> str:
 
     A gzip file that is truncated or damaged is a ValueError naming it.
     """
-    from .traces.loaders import GZIP_ERRORS, damaged
-
     h = hashlib.sha256()
     with open(file, "rb") as raw:
         stream = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw

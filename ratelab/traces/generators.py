@@ -1,5 +1,5 @@
-"""Synthetic request sources, seeded: Poisson, on/off bursts, cron bots, floods, gentle streams,
-and the boundary attack.
+"""Every synthetic workload, seeded: Poisson, on/off bursts, cron bots, floods, gentle streams,
+a client exactly at the rate, one burst, and the boundary attack.
 
 Every generator makes one source or many at once: a parameter given as an array holds one value
 per source (scalars are shared), ``n_sources`` repeats scalar parameters, and source ``i`` gets
@@ -10,6 +10,8 @@ Each returns a :class:`~ratelab.traces.Trace` whose requests lie in
 ``[start_s, start_s + duration_s)``, sorted by time (ties kept in key order), named
 ``"<kind> <id>"`` and with the parameters in ``trace.meta``. Randomness comes only from the
 ``rng`` passed in (``np.random.default_rng(seed)``): the same seed gives the same trace.
+:mod:`ratelab.bursts` offers the one-source ones as plain arrays of times (``trace.time``), and
+:mod:`ratelab.traces.population` builds its behaviours from the on/off periods and ticks here.
 
     >>> import numpy as np
     >>> t = poisson(rate_per_s=2.0, duration_s=60, rng=np.random.default_rng(1), n_sources=3)
@@ -24,11 +26,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..limiters.base import non_negative, positive, whole
 from ..limiters.fixed_window import window_start
 from .trace import Trace
 
-__all__ = ["poisson", "on_off", "periodic", "flood", "gentle", "boundary_attack",
-           "SourceNames", "to_trace"]
+__all__ = ["poisson", "on_off", "periodic", "flood", "gentle", "stream", "burst",
+           "boundary_attack", "SourceNames", "to_trace"]
 
 
 # ---------------------------------------------------------------- names and the Trace
@@ -129,12 +132,64 @@ def _segment_index(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return seg, np.arange(int(counts.sum()), dtype=np.int64) - starts[seg]
 
 
-def _segment_cumsum(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Running sums of `values` that restart at each segment (segments of the given lengths)."""
+def _segment_cumsum(values: np.ndarray, counts: np.ndarray, *, exact: bool = False
+                    ) -> np.ndarray:
+    """Running sums of `values` that restart at each segment (segments of the given lengths).
+
+    By default one running sum over all segments, less the sum before each segment: one pass,
+    but a segment's sums carry the rounding of everything before it (at a running total of
+    1e9 s, about 1e-7 s). ``exact=True`` sums each segment on its own, as a loop would (one
+    row per segment, padded), so a sum depends only on its own segment's values. The two differ
+    in the last bits, so each generator keeps the one its traces were made with: the
+    population's on/off periods are exact, ``on_off`` and ``gentle`` the default.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    if exact:
+        seg, index = _segment_index(counts)
+        rows = np.zeros((len(counts), int(counts.max()) if len(counts) else 0))
+        rows[seg, index] = values
+        np.add.accumulate(rows, axis=1, out=rows)
+        return rows[seg, index]
     total = np.cumsum(values)
     ends = np.cumsum(counts)
     before = np.concatenate(([0.0], total))[ends - counts]
     return total - np.repeat(before, counts)
+
+
+def _on_periods(on: np.ndarray, off: np.ndarray, duration: float, rng: np.random.Generator,
+                *, exact_sums: bool = False):
+    """(source, begin, end) of every on period inside [0, duration) of on/off sources, grouped
+    by source (each source's in time order).
+
+    On and off periods are exponential with per-source means `on` and `off`; a source starts
+    on with probability on / (on + off), as if it had been running for ever, else with an off
+    period. `exact_sums`: how cycle lengths are added up (see :func:`_segment_cumsum`).
+    """
+    n = len(on)
+    starts_on = rng.random(n) < on / (on + off)
+    clock = np.where(starts_on, 0.0, rng.exponential(off))
+    srcs, begins, ends = [np.empty(0, np.int64)], [np.empty(0)], [np.empty(0)]
+    active = np.flatnonzero(clock < duration)
+    while len(active):  # usually one round: enough cycles for nearly every source at once
+        a_on, a_off = on[active], off[active]
+        left = duration - clock[active]
+        cycles = np.ceil(left / (a_on + a_off) * 1.25 + 4).astype(np.int64)
+        seg, _ = _segment_index(cycles)
+        on_len = rng.exponential(a_on[seg])
+        off_len = rng.exponential(a_off[seg])
+        cycle_end = clock[active][seg] + _segment_cumsum(on_len + off_len, cycles,
+                                                         exact=exact_sums)
+        on_begin = cycle_end - off_len - on_len
+        keep = on_begin < duration
+        srcs.append(active[seg[keep]])
+        begins.append(on_begin[keep])
+        ends.append(np.minimum(on_begin[keep] + on_len[keep], duration))
+        last = np.cumsum(cycles) - 1
+        clock[active] = cycle_end[last]
+        active = active[clock[active] < duration]
+    src, begin, end = (np.concatenate(x) for x in (srcs, begins, ends))
+    by_source = np.argsort(src, kind="stable")  # rounds keep each source's time order
+    return src[by_source], begin[by_source], end[by_source]
 
 
 # ---------------------------------------------------------------- the sources
@@ -173,31 +228,7 @@ def on_off(rate_on_per_s, mean_on_s, mean_off_s, duration_s, rng: np.random.Gene
     on = _per_source("mean_on_s", mean_on_s, n, positive=True)
     off = _per_source("mean_off_s", mean_off_s, n, positive=True)
     koff = _key_offset(key_offset)
-
-    # Each source's clock: 0 when it starts on; else it begins with an off period.
-    starts_on = rng.random(n) < on / (on + off)
-    clock = np.where(starts_on, 0.0, rng.exponential(off))
-    srcs, begins, ends = [np.empty(0, np.int64)], [np.empty(0)], [np.empty(0)]
-    active = np.flatnonzero(clock < duration)
-    while len(active):  # usually one round: enough cycles for nearly every source at once
-        a_on, a_off = on[active], off[active]
-        left = duration - clock[active]
-        cycles = np.ceil(left / (a_on + a_off) * 1.25 + 4).astype(np.int64)
-        seg, _ = _segment_index(cycles)
-        on_len = rng.exponential(a_on[seg])
-        off_len = rng.exponential(a_off[seg])
-        cycle_end = clock[active][seg] + _segment_cumsum(on_len + off_len, cycles)
-        on_begin = cycle_end - off_len - on_len
-        keep = on_begin < duration
-        srcs.append(active[seg[keep]])
-        begins.append(on_begin[keep])
-        ends.append(np.minimum(on_begin[keep] + on_len[keep], duration))
-        last = np.cumsum(cycles) - 1
-        clock[active] = cycle_end[last]
-        active = active[clock[active] < duration]
-    src, begin, end = (np.concatenate(x) for x in (srcs, begins, ends))
-    by_source = np.argsort(src, kind="stable")  # so requests come out source by source
-    src, begin, end = src[by_source], begin[by_source], end[by_source]
+    src, begin, end = _on_periods(on, off, duration, rng)  # requests come source by source
     counts = rng.poisson(rate[src] * (end - begin))
     period = np.repeat(np.arange(len(src)), counts)
     time = start + begin[period] + rng.random(len(period)) * (end - begin)[period]
@@ -207,8 +238,9 @@ def on_off(rate_on_per_s, mean_on_s, mean_off_s, duration_s, rng: np.random.Gene
                     start_s=start, n_sources=n)
 
 
-def _ticks(period: np.ndarray, phase: np.ndarray, duration: float, per_tick: int):
-    """(source, tick time) for ticks phase + k·period < duration, each repeated per_tick times."""
+def _ticks(period: np.ndarray, phase: np.ndarray, duration: float, per_tick: int = 1):
+    """(source, tick time) for ticks phase + k·period < duration, each repeated per_tick times,
+    grouped by source in time order."""
     # one tick more than the division says, then keep those inside: the division and the
     # tick times round differently (1/3 + 2·(1/3) is 1.0 although (1 - 1/3) / (1/3) > 2)
     counts = np.where(phase < duration, np.ceil((duration - phase) / period) + 1, 0)
@@ -287,6 +319,49 @@ def gentle(rate_per_s, duration_s, rng: np.random.Generator, *, jitter: float = 
     return to_trace(start + time[inside], koff + seg[inside], koff + n, "gentle",
                     rate_per_s=rate_per_s, jitter=j, duration_s=duration, start_s=start,
                     n_sources=n)
+
+
+COUNT_SLACK = 1e-9
+"""What a span's count of evenly spaced requests may lose to rounding in :func:`stream`
+(0.29 s x 100 per second is 28.999999999999996 in floats, and holds 29 requests)."""
+
+
+def stream(rate_per_s, duration_s, *, start_s: float = 0.0, key_offset: int = 0) -> Trace:
+    """One client sending exactly at `rate_per_s`: the k-th request at start + k / rate.
+
+    Every k with k < duration x rate (up to COUNT_SLACK) is sent, so a span of a whole number
+    of gaps holds exactly that many; duration 0 (or less) holds none. Deterministic (no rng).
+    :func:`flood` is the many-source version, each source at its own phase (its times,
+    start + phase + k x (1 / rate), can differ from these in the last bit).
+    """
+    rate = positive("rate_per_s", rate_per_s)
+    start = float(start_s)
+    if not np.isfinite(start):
+        raise ValueError(f"start_s must be finite, got {start_s!r}")
+    n = int(np.floor(float(duration_s) * rate + COUNT_SLACK))
+    time = start + np.arange(max(0, n)) / rate
+    koff = _key_offset(key_offset)
+    return to_trace(time, np.full(len(time), koff), koff + 1, "stream", rate_per_s=rate,
+                    duration_s=float(duration_s), start_s=start, n_sources=1)
+
+
+def burst(n: int, *, start_s: float = 0.0, spread_s: float = 0.0,
+          rng: np.random.Generator | None = None, key_offset: int = 0) -> Trace:
+    """One source's `n` requests in [start_s, start_s + spread_s): evenly, the k-th at
+    start + k x spread / n (spread 0: all at once), or, given `rng`, at independent uniform
+    times (sorted)."""
+    n = whole("n", n, minimum=0)
+    spread = non_negative("spread_s", spread_s)
+    start = float(start_s)
+    if not np.isfinite(start):
+        raise ValueError(f"start_s must be finite, got {start_s!r}")
+    if rng is not None:
+        time = start + rng.random(n) * spread
+    else:
+        time = start + np.arange(n) * (spread / n) if n else np.zeros(0)
+    koff = _key_offset(key_offset)
+    return to_trace(time, np.full(n, koff), koff + 1, "burst", n=n, start_s=start,
+                    spread_s=spread, random=rng is not None, n_sources=1)
 
 
 def boundary_attack(limit: int, window_s: float, *, boundary_s: float | None = None,

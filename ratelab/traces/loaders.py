@@ -1,8 +1,12 @@
-"""Loaders for real HTTP logs: Common Log Format (and Combined), ITA EPA-HTTP, NASA TSV.
+"""Loading a log or a table into a Trace: :func:`load_log` judges the format and hands the file
+to its reader.
 
-Each reads a file (gzip or plain: it looks at the first bytes, not the name) into a
-:class:`~ratelab.traces.Trace` keyed by client host, times in float seconds since the Unix
-epoch. Nothing is dropped quietly:
+Logs — Common Log Format (and Combined), ITA EPA-HTTP, NASA TSV — are read by the compiled
+reader (:mod:`ratelab.traces.fastclf`) or the reference one here (line by line, each line
+through the parser of :mod:`ratelab.traces.report`); tables — CSV, TSV, JSON lines, Parquet —
+by :mod:`ratelab.traces.tables`. Each reads a file (gzip or plain: it looks at the first bytes,
+not the name) into a :class:`~ratelab.traces.Trace` keyed by client host, times in float
+seconds since the Unix epoch. Nothing is dropped quietly:
 
 * a line that does not parse is **malformed**: counted, its first few examples kept (line number
   and text), and left out of the trace;
@@ -18,304 +22,25 @@ out of order the loader also warns (:class:`LoadWarning`) with the same text.
 
 from __future__ import annotations
 
-import calendar
-import gzip
-import io
 import os
-import re
-import warnings
-import zlib
 from array import array
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 import numpy as np
 
 from ..progress import bar
-from .trace import Trace
+from .report import (FORMATS, GZIP_ERRORS, TABLE_FORMATS, LoadReport, LoadWarning,
+                     NoRequestsError, _epa_month, damaged, detect_format, line_parser,
+                     open_text, read_line, sniff_format)
+from .tables import load_table, sniff_table
+from .trace import Trace, finish
 
 __all__ = ["load_log", "LoadReport", "LoadWarning", "NoRequestsError", "FORMATS", "ENGINES",
            "detect_format", "open_text"]
 
-FORMATS = ("clf", "epa", "nasa-tsv")
-"""clf: Common Log Format or Combined; epa: ITA EPA-HTTP; nasa-tsv: the NASA-HTTP TSV."""
-
-NASA_TSV_HEADER = ["host", "logname", "time", "method", "url", "response", "bytes"]
-
-
-class LoadWarning(UserWarning):
-    """A log had malformed lines or out-of-order timestamps (the text says how many)."""
-
-
-@dataclass
-class LoadReport:
-    """What a loader found in a log: lines, requests, clients, and every irregularity counted.
-
-    lines          lines read, header and blank lines included
-    requests       lines parsed into requests (the trace's length)
-    malformed      lines that did not parse (blank lines among them), left out of the trace
-    out_of_order   requests earlier than the request on the line before them
-    *_examples     the first few: (line number, text) and (line number, time, time before)
-    """
-
-    source: str
-    format: str
-    lines: int = 0
-    requests: int = 0
-    clients: int = 0
-    header: bool = False
-    malformed: int = 0
-    malformed_examples: list[tuple[int, str]] = field(default_factory=list)
-    out_of_order: int = 0
-    out_of_order_examples: list[tuple[int, float, float]] = field(default_factory=list)
-    first_time: float | None = None
-    last_time: float | None = None
-
-    @property
-    def clean(self) -> bool:
-        """True when no line was malformed and no request was out of order."""
-        return self.malformed == 0 and self.out_of_order == 0
-
-    def __str__(self) -> str:
-        out = [f"{self.source} ({self.format}): {self.requests:,} requests from "
-               f"{self.clients:,} clients in {self.lines:,} lines"]
-        if self.malformed:
-            out.append(f"  {self.malformed:,} malformed lines left out, first:")
-            out += [f"    line {n}: {text[:120]!r}" for n, text in self.malformed_examples]
-        if self.out_of_order:
-            out.append(f"  {self.out_of_order:,} requests out of order (sorted stably), first:")
-            out += [f"    line {n}: {_utc(t)}, {before - t:g} s before the line above"
-                    for n, t, before in self.out_of_order_examples]
-        return "\n".join(out)
-
-    def brief(self) -> str:
-        """One line: what was read and what was irregular (the detail is in ``str(report)``)."""
-        irregular = [f"{n:,} {what}" for n, what in
-                     [(self.malformed, "malformed lines left out"),
-                      (self.out_of_order, "requests out of order (sorted stably)")] if n]
-        return (f"{self.source}: {self.requests:,} requests from {self.clients:,} clients; "
-                + ", ".join(irregular) + " (trace.meta['report'] has the detail)")
-
-
-def _utc(t: float) -> str:
-    """Seconds since the epoch as 'YYYY-MM-DD HH:MM:SS UTC'."""
-    return str(np.datetime64(int(t), "s")).replace("T", " ") + " UTC"
-
-
-# ---------------------------------------------------------------- opening files
-
-
-@contextmanager
-def open_text(path) -> Iterator[io.TextIOBase]:
-    """The file at `path` as text (latin-1, so every byte reads), gunzipped if it is gzip.
-
-    The text stream's ``raw`` attribute is the file on disk (its ``tell()`` is how far the
-    reading has gone, for a progress bar).
-    """
-    with open(path, "rb") as raw:
-        gz = raw.peek(2)[:2] == b"\x1f\x8b"
-        binary = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
-        text = io.TextIOWrapper(binary, encoding="latin-1", newline="")
-        text.raw_file = raw  # type: ignore[attr-defined]
-        try:
-            yield text
-        finally:
-            text.close()
-
-
-def is_tsv_header(line: str) -> bool:
-    """Whether `line` is the NASA-HTTP TSV's header (the column names)."""
-    return line.rstrip("\r\n").split("\t")[:7] == NASA_TSV_HEADER
-
-
-def detect_format(first_line: str) -> str:
-    """The format of a log, judged by its first line: "nasa-tsv", "epa" or "clf"."""
-    if is_tsv_header(first_line) or "\t" in first_line:
-        return "nasa-tsv"
-    if _EPA.match(first_line):
-        return "epa"
-    return "clf"
-
-
-def _sniff(path, lines: int = 20) -> str:
-    """The format most of the first `lines` non-blank lines look like (the first on a tie)."""
-    votes: dict[str, int] = {}
-    with open_text(path) as f:
-        for line in f:
-            if line.strip():
-                fmt = detect_format(line)
-                votes[fmt] = votes.get(fmt, 0) + 1
-                if sum(votes.values()) == lines:
-                    break
-    return max(votes, key=votes.get) if votes else "clf"
-
-
-# ---------------------------------------------------------------- one line of each format
-
-# host ident authuser [01/Jul/1995:00:00:01 -0400] "request" status bytes [anything]
-# The request may hold quotes (the shortest string that lets the rest match is taken);
-# Combined's referer and user agent, or any other trailing fields, are read past, not parsed.
-_CLF = re.compile(r'(\S+) \S+ \S+ \[(\d\d/\w\w\w/\d{4}:\d\d:\d\d:\d\d) ([+-]\d{4})\] '
-                  r'"(.*?)" (\d{3}) (\d+|-)(?:\s.*)?$')
-# host [DD:HH:MM:SS] "request" status [bytes]  (some lines have no bytes field)
-_EPA = re.compile(r'(\S+) \[(\d\d):(\d\d):(\d\d):(\d\d)\] "(.*)" (\d{3})(?: (\d+|-))?\s*$')
-
-_MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
-
-
-ZONE_MAX_MIN = 14 * 60
-"""The largest UTC offset in use, in minutes (UTC+14:00, the Line Islands; UTC−12:00 the
-most negative). A zone beyond it, or with 60 minutes or more, cannot exist: the line is
-malformed."""
-
-
-def zone_offset_s(zone: str) -> int | None:
-    """A CLF zone ("+0130", "-0400") in seconds east of UTC, or None when none can exist."""
-    hours, minutes = int(zone[1:3]), int(zone[3:5])
-    if minutes > 59 or hours * 60 + minutes > ZONE_MAX_MIN:
-        return None
-    return (-1 if zone[0] == "-" else 1) * (hours * 3600 + minutes * 60)
-
-
-class _ClfClock:
-    """Seconds since the epoch for CLF stamps, with each day and zone worked out once."""
-
-    def __init__(self) -> None:
-        self.days: dict[str, int] = {}
-        self.zones: dict[str, int] = {}
-
-    def __call__(self, stamp: str, zone: str) -> float | None:
-        day = self.days.get(stamp[:11])
-        if day is None:
-            try:
-                d, mon, y = stamp[:11].split("/")
-                day = calendar.timegm((int(y), _MONTHS[mon], int(d), 0, 0, 0))
-                if not 1 <= int(d) <= calendar.monthrange(int(y), _MONTHS[mon])[1]:
-                    return None
-            except (KeyError, ValueError):
-                return None
-            self.days[stamp[:11]] = day
-        off = self.zones.get(zone)
-        if off is None:
-            off = zone_offset_s(zone)
-            if off is None:
-                return None
-            self.zones[zone] = off
-        h, m, s = int(stamp[12:14]), int(stamp[15:17]), int(stamp[18:20])
-        if h > 23 or m > 59 or s > 60:
-            return None
-        return float(day + h * 3600 + m * 60 + s - off)
-
-
-def _clf_parser() -> Callable[[str], tuple[str, float] | None]:
-    clock = _ClfClock()
-    last = ["", "", 0.0]  # stamp, zone and time of the line before: logs repeat seconds
-
-    def parse(line: str):
-        m = _CLF.match(line)
-        if m is None:
-            return None
-        host, stamp, zone = m.group(1, 2, 3)
-        if stamp == last[0] and zone == last[1]:
-            return host, last[2]
-        t = clock(stamp, zone)
-        if t is None:
-            return None
-        last[:] = stamp, zone, t
-        return host, t
-
-    return parse
-
-
-def _epa_month(year: int, month: int, utc_offset_s: float) -> tuple[float, int]:
-    """(time of the EPA log's day 0 — the day before the month's first — in seconds since
-    the epoch, days of the month): an EPA line's time is base + day * 86400 + h:m:s."""
-    base = calendar.timegm((year, month, 1, 0, 0, 0)) - utc_offset_s - 86400
-    return base, calendar.monthrange(year, month)[1]
-
-
-def _epa_parser(year: int, month: int, utc_offset_s: float):
-    base, days = _epa_month(year, month, utc_offset_s)
-
-    def parse(line: str):
-        m = _EPA.match(line)
-        if m is None:
-            return None
-        d, h, mi, s = int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5))
-        if not (1 <= d <= days and h <= 23 and mi <= 59 and s <= 60):
-            return None
-        return m.group(1), float(base + d * 86400 + h * 3600 + mi * 60 + s)
-
-    return parse
-
-
-def _nasa_tsv_parser():
-    def parse(line: str):
-        f = line.rstrip("\r\n").split("\t")
-        if len(f) < 7 or any(f[7:]) or not f[0]:
-            return None
-        try:
-            t = int(f[2])
-            int(f[5])
-            if f[6] != "-":  # no bytes sent (a 304): "-", as in CLF
-                int(f[6])
-        except ValueError:
-            return None
-        return f[0], float(t)
-
-    return parse
-
-
-# ---------------------------------------------------------------- the loader
-
 ENGINES = ("auto", "fast", "reference")
 """fast: the compiled reader (ratelab.traces.fastclf: CLF, EPA and NASA TSV); reference: line
 by line, readable. auto: the fast one. Both give the same trace and report."""
-
-
-class NoRequestsError(ValueError):
-    """A file from which no request could be read (empty, binary, wrong format, …)."""
-
-    def __init__(self, path, report: "LoadReport", detected: bool) -> None:
-        self.path, self.report = Path(path), report
-        super().__init__(nothing_read(path, report, detected))
-
-
-def all_formats() -> tuple[str, ...]:
-    """Every format a file can be read as: the log formats, then the tabular ones."""
-    from .tables import TABLE_FORMATS
-
-    return FORMATS + TABLE_FORMATS
-
-
-def nothing_read(path, report: "LoadReport", detected: bool) -> str:
-    """One line saying a file gave no requests: what was read and what to try."""
-    how = f"{report.format} (judged from its first lines)" if detected else report.format
-    if report.lines == 0:
-        what = "it is empty (0 lines)"
-    else:
-        what = f"{report.lines:,} lines, {report.malformed:,} malformed"
-        if report.malformed_examples:
-            n, text = report.malformed_examples[0]
-            what += f", first malformed line {n}: {text[:80]!r}"
-            if "\x00" in text:
-                what += " (NUL bytes: a binary file?)"
-    return (f"{path}: no requests read as {how}: {what}. Try another format "
-            f"(--format, or format= in Python): {', '.join(all_formats())}")
-
-
-def damaged(path, error: BaseException, lines: int = 0) -> ValueError:
-    """The ValueError for a file whose gzip stream cannot be read to its end."""
-    after = f" after {lines:,} lines" if lines else ""
-    if isinstance(error, EOFError):
-        return ValueError(f"{path}: truncated gzip file: the compressed stream ends before "
-                          f"its end marker{after} (an interrupted copy or download?)")
-    return ValueError(f"{path}: damaged gzip file{after} ({error})")
-
-
-GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
 def load_log(path, format: str = "auto", *, engine: str = "auto", progress: bool = True,
@@ -339,8 +64,6 @@ def load_log(path, format: str = "auto", *, engine: str = "auto", progress: bool
     :class:`NoRequestsError` (a ValueError) saying what was read and what to try; a damaged
     or truncated gzip file is a ValueError naming it.
     """
-    from .tables import TABLE_FORMATS, load_table, sniff_table
-
     path = Path(path)
     format = {"combined": "clf", "common": "clf"}.get(format, format)
     if format not in FORMATS + TABLE_FORMATS + ("auto",):
@@ -367,19 +90,18 @@ def load_log(path, format: str = "auto", *, engine: str = "auto", progress: bool
                           detected=format == "auto", **columns)
 
     try:
-        fmt = _sniff(path) if format == "auto" else format
+        fmt = sniff_format(path) if format == "auto" else format
     except GZIP_ERRORS as e:
         raise damaged(path, e) from None
     report = LoadReport(source=path.name, format=fmt)
-    parse = {"clf": _clf_parser,
-             "epa": lambda: _epa_parser(epa_year, epa_month, epa_utc_offset_h * 3600),
-             "nasa-tsv": _nasa_tsv_parser}[fmt]()
+    offset_s = epa_utc_offset_h * 3600
+    parse = line_parser(fmt, epa_year, epa_month, offset_s)
     if engine != "reference":
-        from .fastclf import read_log
+        from . import fastclf  # numba: the compiled reader is imported when first used
 
-        base, days = _epa_month(epa_year, epa_month, epa_utc_offset_h * 3600)
-        time, key, line_no, names = read_log(path, fmt, parse, report, max_examples, progress,
-                                             base, days)
+        base, days = _epa_month(epa_year, epa_month, offset_s)
+        time, key, line_no, names = fastclf.read_log(path, fmt, parse, report, max_examples,
+                                                     progress, base, days)
     else:
         time, key, line_no, names = _read_lines(path, fmt, parse, report, max_examples,
                                                 progress)
@@ -402,14 +124,8 @@ def _read_lines(path: Path, fmt: str, parse, report: LoadReport, max_examples: i
                                        progress=progress) as b:
             raw = f.raw_file  # type: ignore[attr-defined]
             for n, line in enumerate(f, start=1):
-                if n == 1 and fmt == "nasa-tsv" and is_tsv_header(line):
-                    report.header = True
-                    continue
-                got = parse(line)
+                got = read_line(report, n, line, parse, fmt, max_examples)
                 if got is None:
-                    report.malformed += 1
-                    if len(report.malformed_examples) < max_examples:
-                        report.malformed_examples.append((n, line.rstrip("\r\n")))
                     continue
                 host, t = got
                 times.append(t)
@@ -423,32 +139,3 @@ def _read_lines(path: Path, fmt: str, parse, report: LoadReport, max_examples: i
     report.lines = n
     return (np.frombuffer(times, dtype=np.float64), np.frombuffer(keys, dtype=np.int32),
             np.frombuffer(line_no, dtype=np.int64), list(hosts))
-
-
-def finish(path: Path, report: LoadReport, time: np.ndarray, key: np.ndarray,
-           line_no: np.ndarray, names, cost: np.ndarray | None, *, max_examples: int,
-           warn: bool, detected: bool, meta: dict | None = None) -> Trace:
-    """The Trace of requests read in file order: out-of-order requests counted (examples by
-    line number) and sorted stably, the report completed, warned about, and kept in meta.
-
-    NoRequestsError when there is no request at all.
-    """
-    if len(time) == 0:
-        raise NoRequestsError(path, report, detected)
-    back = np.flatnonzero(np.diff(time) < 0) + 1
-    report.out_of_order = len(back)
-    report.out_of_order_examples = [(int(line_no[i]), float(time[i]), float(time[i - 1]))
-                                    for i in back[:max_examples]]
-    if len(back):
-        order = np.argsort(time, kind="stable")
-        time, key = time[order], key[order]
-        cost = None if cost is None else cost[order]
-    report.requests, report.clients = len(time), len(names)
-    report.first_time, report.last_time = float(time[0]), float(time[-1])
-    if warn and not report.clean:
-        warnings.warn(report.brief(), LoadWarning, stacklevel=3)
-    # the arrays are the reader's own: not copied again (only where a dtype differs)
-    return Trace(np.asarray(time, dtype=np.float64), np.asarray(key, dtype=np.int32),
-                 None if cost is None else np.asarray(cost, dtype=np.float64), list(names),
-                 {"report": report, "out_of_order": report.out_of_order, "source": str(path),
-                  "format": report.format, **(meta or {})})

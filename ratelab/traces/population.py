@@ -60,11 +60,11 @@ parallel. Randomness: the plan (behaviours and volumes of all N sources, a few M
 ``SeedSequence(seed, spawn_key=(0,))`` and chunk ``i`` from ``SeedSequence(seed,
 spawn_key=(1, i))``: each chunk is reproducible on its own, in any process, in any order.
 
-The on/off and periodic-with-jitter processes are those of :mod:`ratelab.traces.generators`
-(a test holds the on/off counts and burstiness to ``generators.on_off``'s), but generated
-source by source in time order: a chunk comes out grouped by source with no sort at all. The
-generators return time-sorted Traces, and sorting 400 million requests costs more than
-analysing them.
+The on/off periods and the periodic ticks are :mod:`ratelab.traces.generators`' own (a test
+holds the on/off counts and burstiness to ``generators.on_off``'s); the points inside them are
+generated source by source in time order: a chunk comes out grouped by source with no sort at
+all. The generators return time-sorted Traces, and sorting 400 million requests costs more
+than analysing them.
 
 Not modelled: rates are stationary over the day (no diurnal cycle), sources do not react to
 being limited (no retries, no back-off), and every request costs 1.
@@ -77,6 +77,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 from numba import njit
 
+from .generators import _on_periods, _ticks
 from .trace import Trace
 
 BEHAVIOURS = ("human", "app", "bot", "abuser")
@@ -272,9 +273,10 @@ class Population:
         aligned = rng.random(len(n)) < self.bot_aligned
         phase = np.where(aligned, 0.0, rng.random(len(n)) * period)
         jitter = np.minimum(self.bot_jitter_s, period)
-        counts = np.ceil((d - phase) / period).astype(np.int64)
-        late = rng.random(int(counts.sum()))
-        return _ticks(period, phase, jitter, counts, late, d)
+        src, tick = _ticks(period, phase, d)
+        time = tick + rng.random(len(tick)) * jitter[src]
+        inside = time < d
+        return np.bincount(src[inside], minlength=len(n)).astype(np.int64), time[inside]
 
 
 # ---------------------------------------------------------------- building blocks
@@ -301,35 +303,14 @@ def source_bounds(volume, per_part: float) -> np.ndarray:
 def _on_off_points(rate_on, mean_on, mean_off, duration, rng, shape=1.0):
     """Poisson points at `rate_on` (per source) inside on periods, grouped by source.
 
-    On and off periods are exponential; a source starts on with probability on/(on + off),
-    as in :func:`ratelab.traces.generators.on_off`. With `shape` other than 1 a period's
+    The on periods are :func:`ratelab.traces.generators.on_off`'s (its ``_on_periods``, with
+    each source's cycles summed on their own). With `shape` other than 1 a period's
     points are moved to ``begin + length * u ** shape`` (``u`` their sorted uniform places:
     the same count, still sorted, denser at the start for shape > 1). Returns (counts, times).
     """
     n = len(rate_on)
-    starts_on = rng.random(n) < mean_on / (mean_on + mean_off)
-    clock = np.where(starts_on, 0.0, rng.exponential(mean_off, n))
-    srcs, begins, ends = [], [], []
-    active = np.flatnonzero(clock < duration)
-    while len(active):
-        left = duration - clock[active]
-        cycles = np.ceil(left / (mean_on + mean_off) * 1.25 + 4).astype(np.int64)
-        seg = np.repeat(np.arange(len(active)), cycles)
-        on_len = rng.exponential(mean_on, len(seg))
-        off_len = rng.exponential(mean_off, len(seg))
-        cycle_end = clock[active][seg] + _segment_cumsum(on_len + off_len, cycles)
-        on_begin = cycle_end - off_len - on_len
-        keep = on_begin < duration
-        srcs.append(active[seg[keep]])
-        begins.append(on_begin[keep])
-        ends.append(np.minimum(on_begin[keep] + on_len[keep], duration))
-        clock[active] = cycle_end[np.cumsum(cycles) - 1]
-        active = active[clock[active] < duration]
-    if not srcs:
-        return np.zeros(n, np.int64), np.zeros(0)
-    src = np.concatenate(srcs)
-    order = np.argsort(src, kind="stable")  # periods only (few): rounds keep time order
-    src, begin, end = src[order], np.concatenate(begins)[order], np.concatenate(ends)[order]
+    src, begin, end = _on_periods(np.full(n, float(mean_on)), np.full(n, float(mean_off)),
+                                  duration, rng, exact_sums=True)
     per_period = rng.poisson(rate_on[src] * (end - begin))
     expo = rng.exponential(1.0, int(per_period.sum()) + len(per_period))
     if shape == 1.0:
@@ -340,20 +321,6 @@ def _on_off_points(rate_on, mean_on, mean_off, duration, rng, shape=1.0):
         times = np.minimum(lo + (hi - lo) * u ** shape, np.nextafter(hi, lo))  # inside [lo, hi)
     counts = np.bincount(src, weights=per_period, minlength=n).astype(np.int64)
     return counts, times
-
-
-@njit(cache=True)
-def _segment_cumsum(values, counts):
-    """Running sums of `values` restarting at each segment of the given lengths."""
-    out = np.empty_like(values)
-    i = 0
-    for c in counts:
-        s = 0.0
-        for _ in range(c):
-            s += values[i]
-            out[i] = s
-            i += 1
-    return out
 
 
 @njit(cache=True)
@@ -409,21 +376,3 @@ def _expand_pages(pages, page_t, size, gaps, duration):
             last = t
             p += 1
     return counts, out[:i]
-
-
-@njit(cache=True)
-def _ticks(period, phase, jitter, counts, late, duration):
-    """Ticks phase + k * period, each late by late * jitter, kept inside [0, duration)."""
-    out = np.empty(counts.sum(), np.float64)
-    kept = np.zeros(len(period), np.int64)
-    i = 0
-    r = 0
-    for s in range(len(period)):
-        for k in range(counts[s]):
-            t = phase[s] + k * period[s] + late[r] * jitter[s]
-            r += 1
-            if t < duration:
-                out[i] = t
-                i += 1
-                kept[s] += 1
-    return kept, out[:i]

@@ -1,15 +1,21 @@
 """Trace: a request log as columns — time (sorted seconds), key (int32 source id), cost.
 
 Columnar so that millions of requests replay fast; a key is a small integer and
-``key_names[key]`` says who it was (a host name, an IP, "source 17").
+``key_names[key]`` says who it was (a host name, an IP, "source 17"). :func:`finish` makes the
+Trace of what a reader read (the loaders, the tables, ``Trace.from_frame``).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
+
+from .frames import read_frame
+from .report import LoadReport, LoadWarning, NoRequestsError
 
 
 KEY_MAX = np.iinfo(np.int32).max
@@ -145,10 +151,10 @@ class Trace:
         left out; out-of-order rows are counted; both are in ``meta["report"]`` (a
         LoadReport) and warned about. No readable row at all is a ValueError.
         """
-        from .tables import frame_trace
-
-        return frame_trace(frame, time_col=time, key_col=key, cost_col=cost,
-                           time_format=time_format, warn=warn, max_examples=max_examples)
+        parts = read_frame(frame, time_col=time, key_col=key, cost_col=cost,
+                           time_format=time_format, max_examples=max_examples)
+        return finish(Path("<frame>"), *parts, max_examples=max_examples, warn=warn,
+                      detected=False)
 
     # -- reading -----------------------------------------------------------------------
 
@@ -178,7 +184,7 @@ class Trace:
 
     def to_dataframe(self):
         """The trace as a DataFrame with columns time, key, name (when named), cost."""
-        import pandas as pd
+        import pandas as pd  # a heavy dependency: imported where a frame is made
 
         df = pd.DataFrame({"time": self.time, "key": self.key})
         if self.key_names is not None:
@@ -244,3 +250,32 @@ def merge(traces: Sequence[Trace]) -> Trace:
             for k in np.unique(t.key).tolist():
                 names[k] = t.name_of(k)
     return Trace(time[order], key[order], None if cost is None else cost[order], names)
+
+
+def finish(path: Path, report: LoadReport, time: np.ndarray, key: np.ndarray,
+           line_no: np.ndarray, names, cost: np.ndarray | None, meta: dict | None = None, *,
+           max_examples: int, warn: bool, detected: bool) -> Trace:
+    """The Trace of requests read in file order: out-of-order requests counted (examples by
+    line number) and sorted stably, the report completed, warned about, and kept in meta.
+
+    NoRequestsError when there is no request at all.
+    """
+    if len(time) == 0:
+        raise NoRequestsError(path, report, detected)
+    back = np.flatnonzero(np.diff(time) < 0) + 1
+    report.out_of_order = len(back)
+    report.out_of_order_examples = [(int(line_no[i]), float(time[i]), float(time[i - 1]))
+                                    for i in back[:max_examples]]
+    if len(back):
+        order = np.argsort(time, kind="stable")
+        time, key = time[order], key[order]
+        cost = None if cost is None else cost[order]
+    report.requests, report.clients = len(time), len(names)
+    report.first_time, report.last_time = float(time[0]), float(time[-1])
+    if warn and not report.clean:
+        warnings.warn(report.brief(), LoadWarning, stacklevel=3)
+    # the arrays are the reader's own: not copied again (only where a dtype differs)
+    return Trace(np.asarray(time, dtype=np.float64), np.asarray(key, dtype=np.int32),
+                 None if cost is None else np.asarray(cost, dtype=np.float64), list(names),
+                 {"report": report, "out_of_order": report.out_of_order, "source": str(path),
+                  "format": report.format, **(meta or {})})

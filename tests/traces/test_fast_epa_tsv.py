@@ -169,7 +169,7 @@ def test_the_kernel_reads_plain_lines_itself(data_dir, file, fmt):
     """The reference parser is asked only about the lines the kernel doubts: in the
     recorded traces, the malformed ones and a handful of others (the TSV's header is
     recognised without it)."""
-    from ratelab.traces.loaders import LoadReport, _epa_month, _epa_parser, _nasa_tsv_parser
+    from ratelab.traces.report import LoadReport, _epa_month, _epa_parser, _nasa_tsv_parser
 
     asked = []
     ref = _epa_parser(1995, 8, -4 * 3600) if fmt == "epa" else _nasa_tsv_parser()

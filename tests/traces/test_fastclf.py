@@ -12,7 +12,7 @@ from budget import examples
 import readers
 from readers import assert_same
 
-from ratelab.traces import fastclf
+from ratelab.traces import fastclf, fastscan
 from ratelab.traces.loaders import load_log
 
 
@@ -247,7 +247,7 @@ def test_line_end_search_eight_bytes_at_a_time(data, start):
     w = np.frombuffer(data, "<u8", count=len(data) // 8)
     start = min(start, len(data))
     expect = next((i for i in range(start, len(data)) if data[i] in b"\r\n"), len(data))
-    assert fastclf._eol(b, w, start, len(data)) == expect
+    assert fastscan._eol(b, w, start, len(data)) == expect
 
 
 def test_request_arrays_grow_when_the_log_holds_more_than_guessed(tmp_path, monkeypatch):

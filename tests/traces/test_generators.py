@@ -250,3 +250,53 @@ def test_segment_helpers_match_a_loop(counts, seed):
         assert list(seg[pos:pos + c]) == [s] * c and list(idx[pos:pos + c]) == list(range(c))
         np.testing.assert_allclose(sums[pos:pos + c], np.cumsum(values[pos:pos + c]))
         pos += c
+
+
+@examples(60)
+@given(st.lists(st.integers(0, 40), max_size=8), st.integers(0, 2**32 - 1))
+def test_exact_segment_sums_are_a_loop_bit_for_bit(counts, seed):
+    """exact=True sums each segment on its own, as the loop does (the population's periods
+    depend on it); the default may differ in the last bits, never by more than rounding."""
+    counts = np.array(counts, dtype=np.int64)
+    values = rng(seed).exponential(100.0, int(counts.sum()))
+    loop, pos = [], 0
+    for c in counts:
+        s = 0.0
+        for v in values[pos:pos + c]:
+            s += v
+            loop.append(s)
+        pos += c
+    exact = g._segment_cumsum(values, counts, exact=True)
+    assert exact.tolist() == loop
+    np.testing.assert_allclose(g._segment_cumsum(values, counts), loop, rtol=1e-9)
+
+
+# ---------------------------------------------------------------- one source: burst, stream
+
+
+def test_burst_evenly_or_at_random_inside_its_spread():
+    t = g.burst(4, start_s=1.0, spread_s=0.4)
+    assert t.time.tolist() == pytest.approx([1.0, 1.1, 1.2, 1.3]) and t.n_keys == 1
+    assert g.burst(3).time.tolist() == [0.0, 0.0, 0.0] and len(g.burst(0)) == 0
+    a = g.burst(500, start_s=5.0, spread_s=2.0, rng=rng(3))
+    assert len(a) == 500 and 5.0 <= a.time.min() and a.time.max() < 7.0
+    assert a.time.tolist() == g.burst(500, start_s=5.0, spread_s=2.0, rng=rng(3)).time.tolist()
+    assert a.time.tolist() != g.burst(500, start_s=5.0, spread_s=2.0, rng=rng(4)).time.tolist()
+
+
+@pytest.mark.parametrize("rate, duration, want", [(4, 1.0, 4), (100, 60, 6000), (100, 0.29, 29),
+                                                  (10, 0.3, 3), (3, 1.0, 3), (7, 0, 0)])
+def test_stream_sends_exactly_what_fits(rate, duration, want):
+    t = g.stream(rate, duration, start_s=2.0)
+    assert len(t) == want
+    assert np.all(np.diff(t.time) > 0) and (want == 0 or t.time[-1] < 2.0 + duration)
+    np.testing.assert_allclose(np.diff(t.time), 1 / rate)
+
+
+@pytest.mark.parametrize("call, name", [(lambda: g.burst(-1), "n"),
+                                        (lambda: g.burst(3, spread_s=-1), "spread_s"),
+                                        (lambda: g.burst(3, start_s=float("nan")), "start_s"),
+                                        (lambda: g.stream(0, 1), "rate_per_s")])
+def test_one_source_bad_parameters_are_named(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

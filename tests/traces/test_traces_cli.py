@@ -9,7 +9,7 @@ import pytest
 
 from ratelab import datasets
 from ratelab.cli import main
-from ratelab.traces import ingest_bench
+from ratelab.bench import ingest as ingest_bench
 from ratelab.traces.loaders import load_log
 
 
