@@ -11,12 +11,13 @@ import json
 import numpy as np
 import pytest
 
-from ratelab.analysis.stream import analyse_population
-from ratelab.scale import engine as E
+from ratelab.analysis.stream import (analyse_population, parts_tally, parts_tally_inprocess,
+                                     population_tally, trace_tally)
+from ratelab.scale import cluster
 from ratelab.scale import parts as P
 from ratelab.traces import Trace
 from ratelab.traces.population import Population, source_bounds
-from ratelab.whatif import parse_policy, tally
+from ratelab.whatif import parse_policy, tally, what_if_dask
 
 POLICIES = ["token-bucket rate=1 capacity=10", "sliding-window-counter limit=60 window=60",
             "leaky-bucket rate=1 capacity=10 mode=shape"]
@@ -24,7 +25,7 @@ POLICIES = ["token-bucket rate=1 capacity=10", "sliding-window-counter limit=60 
 
 @pytest.fixture(scope="module")
 def client():
-    with E.cluster(workers=2) as c:
+    with cluster(workers=2) as c:
         yield c
 
 
@@ -48,11 +49,45 @@ def test_source_bounds_never_split_a_source():
     assert b.tolist() == [0, 1, 4, 6]
 
 
+def test_tallies_add_every_field_and_refuse_a_field_with_no_sum():
+    from dataclasses import dataclass, field
+
+    from ratelab.scale import add_fields
+
+    @dataclass
+    class Counts:
+        window_s: float = field(default=60.0, metadata={"add": "same"})
+        requests: int = 0
+        peak: int = field(default=0, metadata={"add": "max"})
+        hist: np.ndarray = field(default_factory=lambda: np.zeros(2, np.int64))
+
+    total = add_fields(Counts(requests=3, peak=5, hist=np.array([1, 2])),
+                       Counts(requests=4, peak=2, hist=np.array([10, 20])))
+    assert (total.requests, total.peak, total.hist.tolist()) == (7, 5, [11, 22])
+    with pytest.raises(ValueError, match="tallies of different window_s do not add"):
+        add_fields(Counts(), Counts(window_s=1.0))
+
+    @dataclass
+    class Forgot:
+        requests: int = 0
+        seen: list = field(default_factory=list)  # a new field that says nothing
+
+    with pytest.raises(TypeError, match="Forgot.seen: a list has no sum"):
+        add_fields(Forgot(1, [1]), Forgot(2, [2]))
+
+
+def test_the_in_process_executor_keeps_part_order():
+    from ratelab.scale import map_parts
+
+    assert map_parts(lambda x, k: (1, x * k), [3, 1, 2], shared=(10,), progress=False) == \
+        [30, 10, 20]
+
+
 @pytest.mark.slow
 def test_synthetic_population_same_figures(client):
     pop = Population(sources=600, requests=300_000, chunk_requests=40_000, seed=3)
     here = analyse_population(pop, 50, 60, "both", progress=False)
-    there = E.population_tally(client, pop, 50, 60, "both", progress=False)
+    there = population_tally(client, pop, 50, 60, "both", progress=False)
     assert pop.n_chunks > 2 and here.to_dict() == there.to_dict()
     assert here.summary("estimate")["false allows"] > 0  # the comparison has something in it
 
@@ -62,8 +97,8 @@ def test_recorded_trace_same_figures(client, data_dir):
     from ratelab import datasets
 
     trace = datasets.load("epa-http", progress=False, warn=False)
-    here = E.trace_tally(trace, 20, 60, part_requests=8000, progress=False)
-    there = E.trace_tally(trace, 20, 60, engine="dask", client=client, part_requests=8000,
+    here = trace_tally(trace, 20, 60, part_requests=8000, progress=False)
+    there = trace_tally(trace, 20, 60, engine="dask", client=client, part_requests=8000,
                           progress=False)
     assert here.to_dict() == there.to_dict()
     assert here.requests == 47_748 and here.over > 0
@@ -76,7 +111,7 @@ def test_what_if_same_record(client, data_dir):
     trace = datasets.load("epa-http", progress=False, warn=False)
     policies = [parse_policy(p) for p in POLICIES]
     here = tally(trace, policies).record(trace.name_of, "epa-http")
-    there = E.what_if_dask(trace, policies, source="epa-http", client=client,
+    there = what_if_dask(trace, policies, source="epa-http", client=client,
                            part_requests=8000)
     assert here == there and here["policies"][0]["requests_limited"] > 0
 
@@ -93,10 +128,10 @@ def test_a_parquet_trace_is_shuffled_by_source_once(client, tmp_path):
                    row_group_size=20_000)
     meta = P.shuffle_parquet(tmp_path / "t.parquet", tmp_path / "parts", client, 25_000)
     assert meta["requests"] == len(trace) and meta["parts"] > 2
-    there = E.parts_tally(client, tmp_path / "parts", 40, 60, "both", progress=False)
-    here = E.trace_tally(trace, 40, 60, part_requests=25_000, progress=False)
+    there = parts_tally(client, tmp_path / "parts", 40, 60, "both", progress=False)
+    here = trace_tally(trace, 40, 60, part_requests=25_000, progress=False)
     assert here.to_dict() == there.to_dict()
-    again = E.parts_tally_inprocess(tmp_path / "parts", 40, 60, "both", progress=False)
+    again = parts_tally_inprocess(tmp_path / "parts", 40, 60, "both", progress=False)
     assert again.to_dict() == here.to_dict()
 
 

@@ -46,10 +46,15 @@ a run the record's command repeats.
 
 from __future__ import annotations
 
+import json
 import math
+import time
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
 
 from ..traces.population import Population
 from .error import KEYS
@@ -135,11 +140,9 @@ def figures(tally, mode: str = "estimate") -> dict:
     return from_summary(tally.summary(mode))
 
 
-def side_by_side(columns: dict) -> "pd.DataFrame":  # noqa: F821
+def side_by_side(columns: dict) -> pd.DataFrame:
     """One column per named set of figures (Cloudflare's first), one row per :data:`FIGURES`,
     named as people read them (:data:`LABELS`)."""
-    import pandas as pd
-
     return pd.DataFrame({name: pd.Series({LABELS[k]: fig[k] for k in FIGURES}, dtype=object)
                          for name, fig in columns.items()})
 
@@ -239,9 +242,6 @@ def check_mix(params: dict) -> dict:
 def read_start(path) -> dict:
     """The mix in the JSON file `path`: a search's record (its ``winner``) or the parameters
     themselves; checked by :func:`check_mix`."""
-    import json
-    from pathlib import Path
-
     try:
         data = json.loads(Path(path).read_text())
     except json.JSONDecodeError as e:
@@ -280,8 +280,6 @@ def search(*, trials: int = 120, refine: int = 60, finalists: int = 4, scale_up:
     for name, v in (("refine", refine), ("polish", polish)):
         if int(v) != v or v < 0:
             raise ValueError(f"{name} must be a whole number >= 0, got {v!r}")
-    from tqdm.auto import tqdm
-
     rng = np.random.default_rng(seed)
     dims = len(SPACE)
     bar = tqdm(total=trials + refine + finalists + polish, desc="search",
@@ -336,6 +334,42 @@ def search(*, trials: int = 120, refine: int = 60, finalists: int = 4, scale_up:
             **({} if start is None else {"start": start}),
             "trials": history, "finalists": finals, "polished": polished,
             "winner": winner["params"]}
+
+
+def run_calibration(*, trials: int = 120, refine: int = 60, finalists: int = 4,
+                    scale_up: int = 10, polish: int = 0, sources: int = 2_700,
+                    requests: int = 4_000_000, seed: int = 0, start: dict | None = None,
+                    confirm_sources: int = 27_000, confirm_requests: int = 40_000_000,
+                    confirm_seeds: int = 1, vary=None, vary_scale_up: int = 1,
+                    neighbours: bool = True, workers: int | None = None,
+                    progress: bool = False) -> dict:
+    """The record of ``ratelab cloudflare-mix``: :func:`search`'s, then the winner confirmed
+    and its neighbourhood, and how long it all took.
+
+    ``confirmed``: the winner at `confirm_sources` and `confirm_requests` (none when
+    `confirm_sources` is 0), on population seed 0; ``confirmed_reseeded``: on seeds 1 to
+    `confirm_seeds` - 1 (when more than one). ``neighbourhood`` (with `neighbours`): each of
+    `vary` (default: every searched parameter) varied alone around the winner at
+    `vary_scale_up` times `sources` and `requests`. ``run``: the wall time. The other
+    arguments are :func:`search`'s; `workers` is passed to every run.
+    """
+    began = time.perf_counter()
+    record = search(trials=trials, refine=refine, finalists=finalists, scale_up=scale_up,
+                    polish=polish, sources=sources, requests=requests, seed=seed, start=start,
+                    workers=workers, progress=progress)
+    winner = record["winner"]
+    if confirm_sources:
+        runs = [confirm(winner, sources=confirm_sources, requests=confirm_requests,
+                        seed=s, workers=workers) for s in range(confirm_seeds)]
+        record["confirmed"] = runs[0]
+        if len(runs) > 1:
+            record["confirmed_reseeded"] = runs[1:]
+    if neighbours:
+        record["neighbourhood"] = neighbourhood(winner, vary, sources=sources * vary_scale_up,
+                                                requests=requests * vary_scale_up,
+                                                workers=workers)
+    record["run"] = {"wall_s": round(time.perf_counter() - began, 1)}
+    return record
 
 
 def best_run(record: dict) -> dict:

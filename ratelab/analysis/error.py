@@ -31,13 +31,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
-from ..limiters.base import positive
 from ..clock import window_ticks
+from ..limiters.base import positive
+from ..scale.merge import add_fields
 from . import kernels
 
 MODES = ("estimate", "admission")
 PERCENTILES = (50.0, 99.0, 99.9)
+DEFAULT_QUANTILES = (0.9, 0.99, 0.999)
+"""Quantiles of the per-source peak counts where :func:`thresholds` puts limits by default."""
 
 KEYS = {
     "requests": "requests",
@@ -94,41 +98,46 @@ def by_source(trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.ascontiguousarray(trace.time[order]), starts, keys.astype(np.int32)
 
 
+def _sum_and_max(mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+    """[sum, max] of two [sum, max] pairs (``ModeTally.relsum``), in place."""
+    mine[0] += theirs[0]
+    mine[1] = max(mine[1], theirs[1])
+    return mine
+
+
 @dataclass
 class ModeTally:
-    """The counts of one mode over the requests analysed so far."""
+    """The counts of one mode over the requests analysed so far; tallies of disjoint sources
+    add, field by field (each field's ``add`` rule: :func:`ratelab.scale.add_fields`)."""
 
     counts: np.ndarray = field(default_factory=lambda: np.zeros(kernels.N_COUNTS, np.int64))
-    relsum: np.ndarray = field(default_factory=lambda: np.zeros(2))  # sum, max
+    relsum: np.ndarray = field(default_factory=lambda: np.zeros(2),  # sum, max
+                               metadata={"add": _sum_and_max})
     hist: np.ndarray = field(default_factory=lambda: np.zeros(kernels.N_BINS, np.int64))
     # per-source outcomes, kept only where they matter for the table
-    false_negative_peaks: list = field(default_factory=list)  # peak counts of FN sources
-    false_positive_peaks: list = field(default_factory=list)  # peak counts of FP sources
+    false_negative_peaks: list = field(default_factory=list,  # peak counts of FN sources
+                                       metadata={"add": "extend"})
+    false_positive_peaks: list = field(default_factory=list,  # peak counts of FP sources
+                                       metadata={"add": "extend"})
     false_positives: int = 0
     limited: int = 0  # sources the counter limited at least once
 
-    def add(self, other: "ModeTally") -> None:
-        self.counts += other.counts
-        self.relsum[0] += other.relsum[0]
-        self.relsum[1] = max(self.relsum[1], other.relsum[1])
-        self.hist += other.hist
-        self.false_negative_peaks.extend(other.false_negative_peaks)
-        self.false_positive_peaks.extend(other.false_positive_peaks)
-        self.false_positives += other.false_positives
-        self.limited += other.limited
+    def add(self, other: "ModeTally") -> "ModeTally":
+        """Add the tally of other sources in the same mode."""
+        return add_fields(self, other)
 
 
 @dataclass
 class ErrorTally:
     """Counts of the comparison, per mode, that add up over chunks of sources."""
 
-    limit: float
-    window: float
-    modes: tuple[str, ...]
+    limit: float = field(metadata={"add": "same"})
+    window: float = field(metadata={"add": "same"})
+    modes: tuple[str, ...] = field(metadata={"add": "same"})
     sources: int = 0
     over: int = 0  # sources over the threshold
-    peak_max: int = 0
-    per_mode: dict = field(default_factory=dict)
+    peak_max: int = field(default=0, metadata={"add": "max"})
+    per_mode: dict = field(default_factory=dict)  # mode -> ModeTally, added mode by mode
 
     def __post_init__(self) -> None:
         for m in self.modes:
@@ -136,14 +145,7 @@ class ErrorTally:
 
     def add(self, other: "ErrorTally") -> "ErrorTally":
         """Add another tally of the same limit, window and modes (disjoint sources)."""
-        if (other.limit, other.window, other.modes) != (self.limit, self.window, self.modes):
-            raise ValueError("tallies of different limit, window or modes do not add")
-        self.sources += other.sources
-        self.over += other.over
-        self.peak_max = max(self.peak_max, other.peak_max)
-        for m in self.modes:
-            self.per_mode[m].add(other.per_mode[m])
-        return self
+        return add_fields(self, other)
 
     # -- reading -----------------------------------------------------------------------
 
@@ -231,11 +233,9 @@ class ErrorTally:
         out["false pos."] = s["limited, never over the threshold (false positives)"]
         return out
 
-    def table(self) -> "pd.DataFrame":  # noqa: F821
+    def table(self) -> pd.DataFrame:
         """The Cloudflare-style table: one row per figure, one column per mode (float64: counts
         are whole numbers; :func:`format_table` shows them so)."""
-        import pandas as pd
-
         df = pd.DataFrame({m: pd.Series(self.summary(m), dtype=float) for m in self.modes})
         df.index.name = f"limit {self.limit:g} per {self.window:g} s"
         return df
@@ -246,10 +246,18 @@ class ErrorTally:
                 "modes": {m: self.record(m) for m in self.modes}}
 
 
-def groups_table(groups: dict, names=None) -> "pd.DataFrame":  # noqa: F821
-    """Where the wrong decisions are: one row per group of sources."""
-    import pandas as pd
+def record_table(figures: dict) -> pd.DataFrame:
+    """The table of :meth:`ErrorTally.table` from the tally's record (:meth:`ErrorTally.to_dict`,
+    as ``ratelab error-analysis --json`` prints it): the same rows, columns and numbers."""
+    label = {key: text for text, key in KEYS.items()}
+    df = pd.DataFrame({m: pd.Series({label[k]: v for k, v in fig.items()}, dtype=float)
+                       for m, fig in figures["modes"].items()})
+    df.index.name = f"limit {figures['limit']:g} per {figures['window_s']:g} s"
+    return df
 
+
+def groups_table(groups: dict, names=None) -> pd.DataFrame:
+    """Where the wrong decisions are: one row per group of sources."""
     rows = {}
     total = {m: sum(int(t.per_mode[m].counts[kernels.FALSE_ALLOW]
                         + t.per_mode[m].counts[kernels.FALSE_REJECT])
@@ -376,17 +384,15 @@ def approximation_error(trace, limit: float, window: float, mode: str = "both"):
     return tally(trace, limit, window, mode).table()
 
 
-def peak_per_source(trace, window: float) -> "pd.Series":  # noqa: F821
+def peak_per_source(trace, window: float) -> pd.Series:
     """The most requests each source sent in any trailing window of `window` s."""
-    import pandas as pd
-
     window = positive("window", window)
     time, starts, keys = by_source(trace)
     peak = kernels.peak_counts(kernels.as_ticks(time), starts, window_ticks(window))
     return pd.Series(peak, index=[trace.name_of(k) for k in keys], name="peak")
 
 
-def thresholds(trace, window: float, quantiles=(0.9, 0.99, 0.999)) -> dict[float, float]:
+def thresholds(trace, window: float, quantiles=DEFAULT_QUANTILES) -> dict[float, float]:
     """Limits at the given quantiles of the per-source peak count in a `window`.
 
     A limit equal to a quantile q of the peaks leaves about (1 - q) of the sources over it.

@@ -16,9 +16,12 @@ boundary    calendar-aligned bursts: each window's load x limit requests all arr
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 
 from ..limiters.base import positive, whole
+from ..plot import COLORS, SERIES, use_style
 from ..traces import generators
 from .error import tally
 
@@ -55,8 +58,6 @@ def sweep(kinds=KINDS, loads=LOADS, *, limit: float = 20, window: float = 60.0,
 
     Seeded: point (kind i, load j) uses ``SeedSequence(seed, spawn_key=(i, j))``.
     """
-    import pandas as pd
-
     limit, window = positive("limit", limit), positive("window", window)
     n_sources = whole("n_sources", n_sources)
     rows = []
@@ -87,10 +88,6 @@ def plot(df, *, column: str = "wrong (%)"):
     A log axis has no 0, so loads where a kind made no error at all are not drawn on it: they
     are marked in a strip of their own below each panel ("exactly 0"), one row per kind.
     """
-    import matplotlib.pyplot as plt
-
-    from ..plot import COLORS, SERIES, use_style
-
     use_style()
     modes = list(dict.fromkeys(df["mode"]))
     fig, axes = plt.subplots(2, len(modes), figsize=(10, 4.6), sharex=True, sharey="row",

@@ -1,27 +1,41 @@
-"""The error analysis of a whole population, chunk by chunk: here, or on a Dask cluster.
+"""The error analysis at scale: a population chunk by chunk, a trace part by part, here or on Dask.
 
-Chunks of sources are independent (a source never spans two), so each chunk is generated from
-its own seed, analysed, and only its :class:`ErrorTally` — a few kilobytes — is kept. Memory
-stays at one chunk per process however large the population. ``engine="inprocess"`` runs the
-chunks one after the other in this process (small runs); ``engine="dask"`` makes and analyses
-each chunk in a task of a Dask cluster (:mod:`ratelab.scale`). Tallies are added in chunk order
-either way, so the figures are the same.
+Chunks of sources are independent (a source never spans two), so each chunk of a synthetic
+population is generated from its own seed, analysed, and only its :class:`ErrorTally` — a few
+kilobytes — is kept. Memory stays at one chunk per process however large the population. A
+trace in memory or in Parquet is cut the same way, into parts that hold whole sources
+(:mod:`ratelab.scale.parts`). ``engine="inprocess"`` runs the chunks or parts one after the
+other in this process (small runs); ``engine="dask"`` runs each in a task of a Dask cluster.
+Both go through the executor :func:`ratelab.scale.imap_parts`, and the tallies are added in
+part order either way, so the figures are the same.
+
+:func:`run_error_analysis` is the whole analysis that ``ratelab error-analysis`` runs: the
+record it prints.
 """
 
 from __future__ import annotations
 
 import os
+import resource
+import tempfile
+import time
+from functools import partial
+from pathlib import Path
 
 from ..limiters.base import positive
-from ..traces.population import Population
-from .error import ErrorTally, analyse_groups, analyse_sources, check_mode
+from ..scale import executor as X
+from ..scale import parts as P
+from ..traces.population import BEHAVIOURS, Population
+from ..traces.trace import Trace
+from .error import (DEFAULT_QUANTILES, ErrorTally, analyse_groups, analyse_sources, by_source,
+                    check_mode, thresholds)
+
+GROUP_KEYS = {"over the threshold": "over_threshold", "never over": "never_over"}
+"""The record's keys for the groups of :func:`~ratelab.analysis.error.analyse_groups` that
+cut across the behaviours (the behaviours' names are keys as they are)."""
 
 
-def default_workers() -> int:
-    """The cores this process may use."""
-    from ..scale.engine import default_workers as cores
-
-    return cores()
+# ---------------------------------------------------------------- a synthetic population
 
 
 def analyse_population(pop: Population, limit: float, window: float, mode: str = "both", *,
@@ -33,7 +47,7 @@ def analyse_population(pop: Population, limit: float, window: float, mode: str =
                (default: every core), or the existing cluster at `scheduler`.
     The result depends neither on the engine nor on the order chunks finish in.
     """
-    return _run(pop, limit, window, mode, engine, scheduler, workers, progress, False)
+    return _population(pop, limit, window, mode, engine, scheduler, workers, progress, False)
 
 
 def population_groups(pop: Population, limit: float, window: float, mode: str = "both", *,
@@ -41,44 +55,251 @@ def population_groups(pop: Population, limit: float, window: float, mode: str = 
                       workers: int | None = None, progress: bool = True) -> dict:
     """Tallies per behaviour (keyed by name) and per side of the threshold (see
     :func:`~ratelab.analysis.error.analyse_groups`): where the wrong decisions come from."""
-    from ..traces.population import BEHAVIOURS
-
-    groups = _run(pop, limit, window, mode, engine, scheduler, workers, progress, True)
+    groups = _population(pop, limit, window, mode, engine, scheduler, workers, progress, True)
     order = [*range(len(BEHAVIOURS)), "over the threshold", "never over"]
     return {(BEHAVIOURS[k] if isinstance(k, int) else k): groups[k] for k in order
             if k in groups}
 
 
-def _run(pop, limit, window, mode, engine, scheduler, workers, progress, groups):
-    from ..progress import bar
-    from ..scale.engine import add_groups, check_engine, cluster, population_tally
+def population_tally(client, pop: Population, limit: float, window: float,
+                     mode: str = "both", *, groups: bool = False, progress: bool = True):
+    """The population's ErrorTally (or per-group tallies) with every chunk made and analysed
+    in a task of `client`'s cluster; the plan of all sources is sent to every worker once."""
+    return _chunks_tally(pop, limit, window, mode, "dask", client, groups, progress)
 
+
+def _population(pop, limit, window, mode, engine, scheduler, workers, progress, groups):
     limit, window = positive("limit", limit), positive("window", window)
-    modes = check_mode(mode)
-    if check_engine(engine) == "dask":
-        with cluster(scheduler, workers) as client:
-            return population_tally(client, pop, limit, window, mode, groups=groups,
-                                    progress=progress)
-    if scheduler is not None or workers not in (None, 1):
+    check_mode(mode)
+    if X.check_engine(engine) == "inprocess" and (scheduler is not None
+                                                  or workers not in (None, 1)):
         raise ValueError("scheduler and workers are for engine='dask'; the in-process "
                          "engine runs in this process")
+    with X.engine_client(engine, scheduler, workers) as client:
+        return _chunks_tally(pop, limit, window, mode, engine, client, groups, progress)
+
+
+def _chunks_tally(pop, limit, window, mode, engine, client, groups, progress):
+    """The tally (or per-group tallies) of `pop`'s chunks, each made and analysed by the
+    executor on `engine`, added in chunk order."""
+    limit, window = positive("limit", limit), positive("window", window)
+    modes = check_mode(mode)
+    bounds = pop.chunk_bounds()
+    tallies = X.imap_parts(partial(_chunk_tally, pop=pop, limit=limit, window=window,
+                                   modes=modes, groups=groups),
+                           range(len(bounds) - 1), engine, client=client,
+                           shared=(pop.plan(), bounds), total=pop.requests,
+                           desc="error analysis", progress=progress)
     total = {} if groups else ErrorTally(limit, window, modes)
-    with bar(pop.requests, desc="error analysis", unit="req", unit_scale=True,
-             progress=progress) as b:
-        for c in pop.chunks():
-            if groups:
-                add_groups(total, analyse_groups(c.time, c.starts, c.behaviour, limit,
-                                                 window, modes))
-            else:
-                total.add(analyse_sources(c.time, c.starts, limit, window, modes))
-            b.update(len(c))
+    for t in tallies:
+        if groups:
+            add_groups(total, t)
+        else:
+            total.add(t)
     return total
+
+
+def _chunk_tally(i, plan, bounds, *, pop, limit, window, modes, groups):
+    """(requests, tally) of chunk `i` of `pop` (per-group tallies with `groups`)."""
+    c = pop.chunk(i, plan=plan, bounds=bounds)
+    if groups:
+        return len(c), analyse_groups(c.time, c.starts, c.behaviour, limit, window, modes)
+    return len(c), analyse_sources(c.time, c.starts, limit, window, modes)
+
+
+def add_groups(total: dict, part: dict) -> dict:
+    """Add per-group tallies into `total` (group by group)."""
+    for k, t in part.items():
+        if k in total:
+            total[k].add(t)
+        else:
+            total[k] = t
+    return total
+
+
+# ---------------------------------------------------------------- a trace, part by part
+
+
+def parts_tally(client, directory, limit: float, window: float, mode: str = "both", *,
+                progress: bool = True) -> ErrorTally:
+    """The ErrorTally of a trace partitioned by source in `directory`, a task per part."""
+    return _parts_tally(directory, limit, window, mode, "dask", client, progress)
+
+
+def parts_tally_inprocess(directory, limit: float, window: float, mode: str = "both", *,
+                          progress: bool = True) -> ErrorTally:
+    """:func:`parts_tally` in this process, one part after the other."""
+    return _parts_tally(directory, limit, window, mode, "inprocess", None, progress)
+
+
+def _parts_tally(directory, limit, window, mode, engine, client, progress) -> ErrorTally:
+    limit, window = positive("limit", limit), positive("window", window)
+    modes = check_mode(mode)
+    meta = P.read_meta(directory)
+    paths = [str(p) for p in P.part_paths(directory, meta)]
+    fn = partial(_part_file_tally, grouped=meta.get("grouped", False), limit=limit,
+                 window=window, modes=modes)
+    return _added(ErrorTally(limit, window, modes),
+                  X.imap_parts(fn, paths, engine, client=client, total=meta["requests"],
+                               desc="error analysis", progress=progress))
+
+
+def _part_file_tally(path, *, grouped, limit, window, modes):
+    """(requests, tally) of the part at `path`."""
+    return _part_tally(P.read_part(path, grouped), limit=limit, window=window, modes=modes)
+
+
+def _part_tally(part, *, limit, window, modes):
+    """(requests, tally) of a part in memory."""
+    return len(part), analyse_sources(part.time, part.starts, limit, window, modes)
+
+
+def _added(total: ErrorTally, tallies) -> ErrorTally:
+    for t in tallies:
+        total.add(t)
+    return total
+
+
+def trace_tally(trace, limit: float, window: float, mode: str = "both", *,
+                engine: str = "inprocess", client=None, parts_dir=None,
+                part_requests: int = P.PART_REQUESTS, progress: bool = True) -> ErrorTally:
+    """The ErrorTally of a trace in memory, part by part (parts of about `part_requests`).
+
+    engine "inprocess": the parts one after the other here; "dask": the parts written to
+    Parquet under `parts_dir` (default: a temporary directory, for a LocalCluster) and
+    tallied by `client`'s cluster. The same figures either way.
+    """
+    limit, window = positive("limit", limit), positive("window", window)
+    modes = check_mode(mode)
+    if trace.cost is not None:
+        by_source(trace)  # refuses costs other than 1, as the one-pass analysis does
+    if X.check_engine(engine) == "inprocess":
+        fn = partial(_part_tally, limit=limit, window=window, modes=modes)
+        return _added(ErrorTally(limit, window, modes),
+                      X.imap_parts(fn, P.split(trace, part_requests), total=len(trace),
+                                   desc="error analysis", progress=progress))
+    with P.partitioned(trace, parts_dir, part_requests) as directory:
+        return parts_tally(client, directory, limit, window, mode, progress=progress)
+
+
+# ---------------------------------------------------------------- the whole analysis, a record
+
+
+def run_error_analysis(data, limit: float | None = None, window: float = 60.0,
+                       mode: str = "both", *, source: str | None = None,
+                       quantiles=DEFAULT_QUANTILES, by_behaviour: bool = False,
+                       engine: str = "inprocess", scheduler: str | None = None,
+                       workers: int | None = None, parts_dir=None,
+                       part_requests: int | None = None, progress: bool = True) -> dict:
+    """The record of ``ratelab error-analysis``: the counter against the exact log on `data`.
+
+    data       a :class:`Population` (streamed in chunks; `by_behaviour` also tallies each
+               behaviour apart), a :class:`Trace` in memory (without `limit`: one result
+               per limit at the `quantiles` of the per-source peak counts), or the path of a
+               Parquet trace (partitioned by source, or shuffled once with Dask: `engine`
+               "dask"); `source` names it in the record.
+    engine     "inprocess" or "dask" (a LocalCluster of `workers`, or `scheduler`'s cluster);
+               a trace in memory goes to the workers through `parts_dir` (default: a
+               temporary directory), in parts of about `part_requests` requests.
+    The figures are the same on either engine; ``run`` says how long it took where.
+    """
+    part_requests = P.PART_REQUESTS if part_requests is None else part_requests
+    if isinstance(data, Population):
+        if limit is None:
+            raise ValueError("limit: a population needs one (requests per window)")
+        return _population_record(data, limit, window, mode, by_behaviour, engine, scheduler,
+                                  workers, progress)
+    if by_behaviour:
+        raise ValueError("by_behaviour: a population's sources have behaviours; a trace's "
+                         "do not")
+    if isinstance(data, Trace):
+        return _trace_record(data, "" if source is None else source, limit, window, mode,
+                             quantiles, engine, scheduler, workers, parts_dir, part_requests,
+                             progress)
+    if limit is None:
+        raise ValueError("limit: a Parquet trace needs one (the peak quantiles need the trace "
+                         "in memory)")
+    return _parquet_record(Path(data), str(data) if source is None else source, limit, window,
+                           mode, engine, scheduler, workers, parts_dir, part_requests, progress)
+
+
+def _population_record(pop, limit, window, mode, by_behaviour, engine, scheduler, workers,
+                       progress) -> dict:
+    start = time.perf_counter()
+    run = dict(engine=engine, scheduler=scheduler, workers=workers, progress=progress)
+    detail = {}
+    if by_behaviour:
+        groups = population_groups(pop, limit, window, mode, **run)
+        tally = ErrorTally(limit, window, check_mode(mode))
+        for name in BEHAVIOURS:  # the behaviours partition the sources: they add up
+            if name in groups:
+                tally.add(groups[name])
+        detail["by_behaviour"] = {
+            GROUP_KEYS.get(name, name): {
+                "sources": g.sources, "requests": g.requests, "sources_over_threshold": g.over,
+                **{m: {"wrong_decisions_pct": g.record(m)["wrong_decisions_pct"],
+                       **g.misjudged(m)} for m in g.modes}}
+            for name, g in groups.items()}
+    else:
+        tally = analyse_population(pop, limit, window, mode, **run)
+    detail["misjudged"] = {m: tally.misjudged(m) for m in tally.modes}
+    wall = time.perf_counter() - start
+    run_info = {"wall_s": round(wall, 2), "chunks": pop.n_chunks, "engine": engine,
+                "workers": workers_at_work(engine, scheduler, workers), **peak_rss_mb()}
+    return {"source": "synthetic", "population": pop.params(), **tally.to_dict(), **detail,
+            "run": run_info}
+
+
+def _trace_record(trace, source, limit, window, mode, quantiles, engine, scheduler, workers,
+                  parts_dir, part_requests, progress) -> dict:
+    limits = {None: limit} if limit is not None else thresholds(trace, window,
+                                                                  tuple(quantiles))
+    report = trace.meta.get("report")
+    results = []
+    with X.engine_client(engine, scheduler, workers) as client:
+        for q, lim in limits.items():
+            t = trace_tally(trace, lim, window, mode, engine=engine, client=client,
+                            parts_dir=parts_dir, part_requests=part_requests,
+                            progress=progress)
+            results.append({"quantile": q, **t.to_dict()})
+    return {"source": source, "requests": len(trace), "sources": trace.n_keys,
+            "load_report": None if report is None else str(report), "results": results}
+
+
+def _parquet_record(path, source, limit, window, mode, engine, scheduler, workers, parts_dir,
+                    part_requests, progress) -> dict:
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ratelab-parts-") as tmp:
+        if X.check_engine(engine) == "inprocess":
+            if not P.is_partitioned(path):
+                raise ValueError(f"{path}: a trace not yet partitioned by source needs "
+                                 "engine='dask' (it is shuffled once, with Dask)")
+            t = parts_tally_inprocess(path, limit, window, mode, progress=progress)
+        else:
+            with X.cluster(scheduler, workers) as client:
+                if not P.is_partitioned(path):
+                    out = Path(parts_dir or tmp)
+                    P.shuffle_parquet(path, out, client, part_requests)
+                    path = out
+                t = parts_tally(client, path, limit, window, mode, progress=progress)
+    # a trace shuffled into the temporary directory is gone by now: its parts are not known
+    meta = P.read_meta(path) if P.is_partitioned(path) else {}
+    wall = time.perf_counter() - start
+    return {"source": source, "requests": t.requests, "sources": t.sources,
+            "parts": meta.get("parts"), **t.to_dict(),
+            "run": {"wall_s": round(wall, 2), "engine": engine,
+                    "workers": workers_at_work(engine, scheduler, workers)}}
+
+
+def workers_at_work(engine: str, scheduler: str | None, workers: int | None) -> int | None:
+    """Processes at work: 1 in process, the LocalCluster's, or None for a scheduler's."""
+    if engine == "inprocess":
+        return 1
+    return None if scheduler else (workers or X.default_workers())
 
 
 def peak_rss_mb() -> dict[str, float]:
     """Peak resident memory (MB) of this process and of its largest finished child."""
-    import resource
-
     scale = 1024.0 if os.uname().sysname != "Darwin" else 1024.0 * 1024.0
     me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / scale

@@ -28,11 +28,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 
 from ..limiters import make
 from ..limiters.base import positive, whole
 from ..clock import ticks_array, window_ticks
+from ..plot import COLORS, limit_line, use_style
 from .kernels import peak_counts
 
 
@@ -150,10 +153,8 @@ def all_attacks(limit: int = 10, window: float = 60.0, capacity: int | None = No
             gcra(capacity - 1, limit / window, window)]
 
 
-def table(attacks) -> "pd.DataFrame":  # noqa: F821
+def table(attacks) -> pd.DataFrame:
     """One row per attack: what was promised, the bound, what the reference admitted."""
-    import pandas as pd
-
     return pd.DataFrame([a.row() for a in attacks]).set_index("algorithm")
 
 
@@ -185,10 +186,6 @@ def plot(attacks, *, points: int = 2000):
     nominal limit per window, the dotted one the analytic bound, the shaded span the fullest
     window. Panels share the count axis, so the attacks compare at a glance.
     """
-    import matplotlib.pyplot as plt
-
-    from ..plot import COLORS, limit_line, use_style
-
     use_style()
     top = max(a.bound for a in attacks)
     fig, axes = plt.subplots(len(attacks), 1, figsize=(8, 2.1 * len(attacks)), squeeze=False,

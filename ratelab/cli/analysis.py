@@ -13,17 +13,22 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-import time
-from contextlib import nullcontext
 from dataclasses import fields
+from pathlib import Path
 
-from ..cli_support import (EnvironmentFailure, UsageError, command, count, flags,
-                           non_negative_number, non_negative_seconds, positive, quantile,
-                           seconds, seed, share, show, whole, words)
+from .. import datasets
+from ..analysis import calibrate
+from ..analysis.calibrate import CLOUDFLARE_2017, LABELS, SPACE
+from ..analysis.error import DEFAULT_QUANTILES, format_table, record_table
+from ..analysis.stream import run_error_analysis
+from ..scale.parts import is_partitioned
 from ..traces.population import Population
+from .engine import add_engine_options
+from .support import (EnvironmentFailure, UsageError, command, count, flags,
+                      non_negative_number, non_negative_seconds, positive, quantile,
+                      seconds, seed, share, show, whole, words)
+from .traces import add_input_options, read_input
 
-
-DEFAULT_QUANTILES = (0.9, 0.99, 0.999)
 SYNTHETIC_LIMIT = 100.0
 POPULATION_HELP = {
     "sources": "number of sources",
@@ -60,10 +65,6 @@ POPULATION_TYPES = {
     "app_volume": positive, "app_shape": positive, "page_requests": positive,
 }
 """Each population option's type (a field ending in _s is a positive number of seconds)."""
-
-GROUP_KEYS = {"over the threshold": "over_threshold", "never over": "never_over"}
-"""The record's keys for the groups of :func:`~ratelab.analysis.error.analyse_groups` that
-cut across the behaviours (the behaviours' names are keys as they are)."""
 
 MIN_WINDOW_S = 1e-6
 """The shortest --window taken: a microsecond (a shorter one is below the resolution of any
@@ -102,8 +103,7 @@ def add(sub) -> None:
                 "ratelab error-analysis --dataset epa-http --window 60 --json\n"
                 "ratelab error-analysis --trace access.log.gz --format clf --limit 300")
     p.add_argument("--json", action="store_true",
-                   help="print the record as JSON instead of tables (keys: see the README's "
-                        "CLI reference)")
+                   help="print the record as JSON instead of tables (keys: see docs/cli.md)")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--synthetic", action="store_true",
                       help="a generated population, streamed in chunks of sources")
@@ -113,8 +113,6 @@ def add(sub) -> None:
     what.add_argument("--parquet", metavar="PATH",
                       help="a trace in Parquet (columns time, key[, cost]), or a directory "
                            "partitioned by source (ratelab-parts.json); needs --limit")
-    from ..traces.cli import add_input_options
-
     add_input_options(p, "--trace")
     p.add_argument("--limit", type=positive, default=None,
                    help="requests allowed per window per source (default: 100 with "
@@ -128,8 +126,6 @@ def add(sub) -> None:
                    help="for a trace without --limit: limits at these quantiles of the "
                         "per-source peak count in a window (default: "
                         + " ".join(f"{q:g}" for q in DEFAULT_QUANTILES) + ")")
-    from ..scale.cli import add_engine_options
-
     add_engine_options(
         p, runs="where the analysis runs",
         inprocess="chunks one after the other in this process",
@@ -155,13 +151,13 @@ def add(sub) -> None:
 
 
 def _dataset_names() -> tuple[str, ...]:
-    from ..datasets import NAMES
-
-    return NAMES
+    return datasets.NAMES
 
 
 def run(args) -> dict:
-    """Run the analysis the arguments describe; print the table(s), or return the record."""
+    """Run the analysis the arguments describe
+    (:func:`ratelab.analysis.stream.run_error_analysis`); print the table(s), or return the
+    record."""
     given = [f"--{f.name.replace('_', '-')}" for f in fields(Population)
              if hasattr(args, f"pop_{f.name}")]
     if not args.synthetic:
@@ -186,11 +182,69 @@ def run(args) -> dict:
     population_flags = ({f.name: f"--{f.name.replace('_', '-')}" for f in fields(Population)}
                         if args.synthetic else {})
     with flags(limit="--limit", window="--window", workers="--workers", **population_flags):
-        out = (_synthetic(args) if args.synthetic else
-               _parquet(args) if args.parquet else _recorded(args))
+        data, source, limit = _data(args)
+        out = run_error_analysis(
+            data, limit, args.window, args.mode, source=source, quantiles=args.quantiles,
+            by_behaviour=args.synthetic and args.by_behaviour, engine=args.engine,
+            scheduler=args.scheduler, workers=args.workers, parts_dir=args.parts_dir,
+            part_requests=_part_requests(args), progress=not args.no_progress)
     if args.json:
         return {"command": reproduce(args), **out}
+    _render(args, out)
     return None
+
+
+def _data(args):
+    """(what to analyse, its name, the limit) from the arguments: a population, the path of a
+    Parquet trace (checked), or a trace loaded (its summary printed unless --json)."""
+    if args.synthetic:
+        pop = Population(**{f.name: getattr(args, f"pop_{f.name}") for f in fields(Population)})
+        return pop, "synthetic", SYNTHETIC_LIMIT if args.limit is None else args.limit
+    if args.parquet:
+        if args.limit is None:
+            raise UsageError("--parquet", "needs --limit (the peak quantiles need the trace in "
+                                          "memory)")
+        path = Path(args.parquet)
+        if not path.exists():
+            raise EnvironmentFailure(f"--parquet: no such file or directory: {path}",
+                                     "check the path")
+        if args.engine == "inprocess" and not is_partitioned(path):
+            raise UsageError("--parquet", "a trace not yet partitioned by source needs "
+                                          "--engine dask (it is shuffled once, with Dask)")
+        return args.parquet, args.parquet, args.limit
+    trace, name = _load(args)
+    if not args.json:
+        print(f"{name}: {len(trace):,} requests, {trace.n_keys:,} sources over "
+              f"{trace.duration:,.0f} s")
+        report = trace.meta.get("report")
+        if report is not None:
+            print(report)
+    return trace, name, args.limit
+
+
+def _render(args, record: dict) -> None:
+    """Print the record's tables (stdout) and how long it took (stderr)."""
+    if args.synthetic:
+        pop, run = record["population"], record["run"]
+        requests = next(iter(record["modes"].values()))["requests"]
+        print(f"synthetic population: {pop['sources']:,} sources, {requests:,} requests "
+              f"over {pop['duration_s']:g} s (seed {pop['seed']}); limit {record['limit']:g} "
+              f"per {record['window_s']:g} s")
+        print(format_table(record_table(record)))
+        print(f"\n{run['wall_s']} s wall, {run['chunks']} chunks on "
+              f"{run['workers']} processes ({run['engine']}); peak RSS "
+              f"{run['main_mb']} MB (this process)", file=sys.stderr)
+    elif args.parquet:
+        print(f"{record['source']}: {record['requests']:,} requests, {record['sources']:,} "
+              f"sources; limit {record['limit']:g} per {record['window_s']:g} s")
+        print(format_table(record_table(record)))
+        print(f"\n{record['run']['wall_s']:.2f} s wall ({args.engine})", file=sys.stderr)
+    else:
+        for r in record["results"]:
+            head = f"limit {r['limit']:g} per {r['window_s']:g} s"
+            if r["quantile"] is not None:
+                head += f" = the {100 * r['quantile']:g}th percentile of per-source peak counts"
+            print(f"\n{head}\n{format_table(record_table(r))}")
 
 
 def reproduce(args) -> str:
@@ -240,62 +294,6 @@ def _number(v) -> str:
     return short if float(short) == v else repr(v)
 
 
-def _synthetic(args) -> dict:
-    from .error import format_table
-    from .stream import analyse_population, peak_rss_mb
-
-    pop = Population(**{f.name: getattr(args, f"pop_{f.name}") for f in fields(Population)})
-    limit = SYNTHETIC_LIMIT if args.limit is None else args.limit
-    start = time.perf_counter()
-    detail = {}
-    if args.by_behaviour:
-        from ..traces.population import BEHAVIOURS
-        from .error import ErrorTally, check_mode
-        from .stream import population_groups
-
-        groups = population_groups(pop, limit, args.window, args.mode, engine=args.engine,
-                                   scheduler=args.scheduler, workers=args.workers,
-                                   progress=not args.no_progress)
-        tally = ErrorTally(limit, args.window, check_mode(args.mode))
-        for name in BEHAVIOURS:  # the behaviours partition the sources: they add up
-            if name in groups:
-                tally.add(groups[name])
-        detail["by_behaviour"] = {
-            name: {"sources": g.sources, "requests": g.requests,
-                   "sources_over_threshold": g.over,
-                   **{m: {"wrong_decisions_pct": g.record(m)["wrong_decisions_pct"],
-                          **g.misjudged(m)} for m in g.modes}}
-            for name, g in groups.items()}
-        detail["by_behaviour"] = {GROUP_KEYS.get(k, k): v for k, v in detail["by_behaviour"].items()}
-    else:
-        tally = analyse_population(pop, limit, args.window, args.mode, engine=args.engine,
-                                   scheduler=args.scheduler, workers=args.workers,
-                                   progress=not args.no_progress)
-    detail["misjudged"] = {m: tally.misjudged(m) for m in tally.modes}
-    wall = time.perf_counter() - start
-    run_info = {"wall_s": round(wall, 2), "chunks": pop.n_chunks, "engine": args.engine,
-                "workers": _workers(args), **peak_rss_mb()}
-    if not args.json:
-        print(f"synthetic population: {pop.sources:,} sources, {tally.requests:,} requests "
-              f"over {pop.duration_s:g} s (seed {pop.seed}); limit {limit:g} per "
-              f"{args.window:g} s")
-        print(format_table(tally.table()))
-        print(f"\n{run_info['wall_s']} s wall, {run_info['chunks']} chunks on "
-              f"{run_info['workers']} processes ({args.engine}); peak RSS "
-              f"{run_info['main_mb']} MB (this process)", file=sys.stderr)
-    return {"source": "synthetic", "population": pop.params(), **tally.to_dict(), **detail,
-            "run": run_info}
-
-
-def _workers(args):
-    """Processes at work: 1 in process, the LocalCluster's, or None for a scheduler's."""
-    from .stream import default_workers
-
-    if args.engine == "inprocess":
-        return 1
-    return None if args.scheduler else (args.workers or default_workers())
-
-
 def _check_engine_args(args) -> None:
     if args.engine != "dask":
         for flag, value in (("--scheduler", args.scheduler), ("--workers", args.workers),
@@ -303,68 +301,15 @@ def _check_engine_args(args) -> None:
             if value is not None:
                 raise UsageError(flag, f"{flag} needs --engine dask")
     if args.scheduler and not args.synthetic and args.parts_dir is None and not (
-            args.parquet and _partitioned(args.parquet)):
+            args.parquet and is_partitioned(args.parquet)):
         raise UsageError("--scheduler", "with a trace needs --parts-dir: storage every worker "
                                         "can read, where the trace is written partitioned "
                                         "by source")
 
 
-def _partitioned(path) -> bool:
-    from pathlib import Path
-
-    from ..scale.parts import META
-
-    return (Path(path) / META).is_file()
-
-
 def _part_requests(args) -> int:
     return args.part_requests or getattr(args, "pop_chunk_requests",
                                          Population().chunk_requests)
-
-
-def _parquet(args) -> dict:
-    """A Parquet trace: partitioned by source (shuffled once with Dask if it is not yet)."""
-    import tempfile
-    from pathlib import Path
-
-    from ..scale import engine as E
-    from ..scale import parts as P
-    from .error import format_table
-
-    if args.limit is None:
-        raise UsageError("--parquet", "needs --limit (the peak quantiles need the trace in "
-                                      "memory)")
-    path = Path(args.parquet)
-    if not path.exists():
-        raise EnvironmentFailure(f"--parquet: no such file or directory: {path}",
-                                 "check the path")
-    start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="ratelab-parts-") as tmp:
-        if args.engine == "inprocess":
-            if not _partitioned(path):
-                raise UsageError("--parquet", "a trace not yet partitioned by source needs "
-                                              "--engine dask (it is shuffled once, with Dask)")
-            t = E.parts_tally_inprocess(path, args.limit, args.window, args.mode,
-                                        progress=not args.no_progress)
-        else:
-            with E.cluster(args.scheduler, args.workers) as client:
-                if not _partitioned(path):
-                    out = Path(args.parts_dir or tmp)
-                    P.shuffle_parquet(path, out, client, _part_requests(args))
-                    path = out
-                t = E.parts_tally(client, path, args.limit, args.window, args.mode,
-                                  progress=not args.no_progress)
-    meta = P.read_meta(path) if _partitioned(path) else {}
-    wall = time.perf_counter() - start
-    if not args.json:
-        print(f"{args.parquet}: {t.requests:,} requests, {t.sources:,} sources; limit "
-              f"{args.limit:g} per {args.window:g} s")
-        print(format_table(t.table()))
-        print(f"\n{wall:.2f} s wall ({args.engine})", file=sys.stderr)
-    return {"source": args.parquet, "requests": t.requests, "sources": t.sources,
-            "parts": meta.get("parts"), **t.to_dict(),
-            "run": {"wall_s": round(wall, 2), "engine": args.engine,
-                    "workers": _workers(args)}}
 
 
 def _load(args):
@@ -380,52 +325,13 @@ def _load(args):
 
 def _read(args):
     if args.dataset:
-        from .. import datasets
-
         trace = datasets.load(args.dataset, progress=not args.no_progress, warn=False)
         return trace, args.dataset
-    from ..traces.cli import read_input
-
     return read_input(args.trace, args, "--trace", progress=not args.no_progress), args.trace
-
-
-def _recorded(args) -> dict:
-    from ..scale import engine as E
-    from .error import format_table, thresholds
-
-    trace, name = _load(args)
-    if args.limit is not None:
-        limits = {None: args.limit}
-    else:
-        limits = thresholds(trace, args.window, tuple(args.quantiles))
-    report = trace.meta.get("report")
-    results = []
-    if not args.json:
-        print(f"{name}: {len(trace):,} requests, {trace.n_keys:,} sources over "
-              f"{trace.duration:,.0f} s")
-        if report is not None:
-            print(report)
-    with (E.cluster(args.scheduler, args.workers) if args.engine == "dask"
-          else nullcontext(None)) as client:
-        for q, limit in limits.items():
-            t = E.trace_tally(trace, limit, args.window, args.mode, engine=args.engine,
-                              client=client, parts_dir=args.parts_dir,
-                              part_requests=_part_requests(args),
-                              progress=not args.no_progress)
-            results.append({"quantile": q, **t.to_dict()})
-            if not args.json:
-                head = (f"limit {limit:g} per {args.window:g} s" if q is None else
-                        f"limit {limit:g} per {args.window:g} s = the {100 * q:g}th "
-                        "percentile of per-source peak counts")
-                print(f"\n{head}\n{format_table(t.table())}")
-    return {"source": name, "requests": len(trace), "sources": trace.n_keys,
-            "load_report": None if report is None else str(report), "results": results}
 
 
 def add_calibrate(sub) -> None:
     """Add the ``cloudflare-mix`` subcommand: the search of :mod:`ratelab.analysis.calibrate`."""
-    from .calibrate import SPACE
-
     p = command(
         sub, "cloudflare-mix", run=run_calibrate, render=render_calibrate,
         help="search the population for traffic on which the counter's error matches "
@@ -490,10 +396,8 @@ def add_calibrate(sub) -> None:
 
 
 def run_calibrate(args) -> dict:
-    """Run the search the arguments describe: the record (``calibrate.search``'s, with the
-    confirming run, the neighbourhood and the command that repeats it)."""
-    from . import calibrate
-
+    """Run the search the arguments describe: the record (:func:`calibrate.run_calibration`'s:
+    the search, the confirming run, the neighbourhood) and the command that repeats it."""
     if args.vary is not None and args.no_neighbourhood:
         raise UsageError("--vary", "does nothing with --no-neighbourhood")
     if args.vary_scale_up != 1 and args.no_neighbourhood:
@@ -518,25 +422,14 @@ def run_calibrate(args) -> dict:
                                      "check the path") from None
         except ValueError as e:  # also a file that is not JSON
             raise UsageError("--start", f"{args.start}: {e}") from None
-    start = time.perf_counter()
-    record = calibrate.search(trials=args.trials, refine=args.refine,
-                              finalists=args.finalists, scale_up=args.scale_up,
-                              polish=args.polish, sources=args.sources,
-                              requests=args.requests, seed=args.seed, start=begin,
-                              workers=args.workers, progress=not args.no_progress)
-    winner = record["winner"]
-    if args.confirm_sources:
-        runs = [calibrate.confirm(winner, sources=args.confirm_sources,
-                                  requests=args.confirm_requests, seed=seed, workers=args.workers)
-                for seed in range(args.confirm_seeds)]
-        record["confirmed"] = runs[0]
-        if len(runs) > 1:
-            record["confirmed_reseeded"] = runs[1:]
-    if not args.no_neighbourhood:
-        record["neighbourhood"] = calibrate.neighbourhood(
-            winner, args.vary, sources=args.sources * args.vary_scale_up,
-            requests=args.requests * args.vary_scale_up, workers=args.workers)
-    record["run"] = {"wall_s": round(time.perf_counter() - start, 1)}
+    record = calibrate.run_calibration(
+        trials=args.trials, refine=args.refine, finalists=args.finalists,
+        scale_up=args.scale_up, polish=args.polish, sources=args.sources,
+        requests=args.requests, seed=args.seed, start=begin,
+        confirm_sources=args.confirm_sources, confirm_requests=args.confirm_requests,
+        confirm_seeds=args.confirm_seeds, vary=args.vary, vary_scale_up=args.vary_scale_up,
+        neighbours=not args.no_neighbourhood, workers=args.workers,
+        progress=not args.no_progress)
     words_ = ["ratelab", "cloudflare-mix"]
     if args.start is not None:
         words_ += ["--start", shlex.quote(args.start)]
@@ -558,9 +451,7 @@ def run_calibrate(args) -> dict:
 
 
 def render_calibrate(record: dict) -> str:
-    from . import calibrate
-    from .calibrate import CLOUDFLARE_2017, LABELS
-
+    """The record for people: the winner, its figures beside Cloudflare's, the reseeded runs."""
     winner = record["winner"]
     final = record.get("confirmed") or calibrate.best_run(record)
     lines = ["winner: " + " ".join(f"--{k.replace('_', '-')} {v:g}" for k, v in winner.items()),

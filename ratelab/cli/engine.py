@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..cli_support import choices_help, count
+from .support import choices_help, count
 
 
 def add_engine_options(p, *, runs: str, inprocess: str, dask: str, parts_dir: str) -> None:

@@ -11,8 +11,14 @@ from __future__ import annotations
 
 import re
 
-from ..cli_support import EnvironmentFailure, UsageError, command
-from . import TOP_CLIENTS
+import numpy as np
+import pandas as pd
+
+from .. import datasets
+from ..whatif import TOP_CLIENTS, parse_policy, what_if
+from .engine import add_engine_options
+from .support import EnvironmentFailure, UsageError, command
+from .traces import add_input_options, read_input
 
 COLUMN_FLAGS = {"time_col": "--time-col", "key_col": "--key-col", "cost_col": "--cost-col",
                 "time_format": "--time-format"}
@@ -20,9 +26,7 @@ COLUMN_FLAGS = {"time_col": "--time-col", "key_col": "--key-col", "cost_col": "-
 
 
 def _dataset_names() -> tuple[str, ...]:
-    from ..datasets import NAMES
-
-    return NAMES
+    return datasets.NAMES
 
 
 def add_what_if(sub) -> None:
@@ -47,15 +51,11 @@ def add_what_if(sub) -> None:
                       help="an HTTP log or a table (csv, tsv, jsonl, parquet; gzip or plain)")
     what.add_argument("--dataset", metavar="NAME", choices=_dataset_names(),
                       help="a recorded trace: " + ", ".join(_dataset_names()))
-    from ..traces.cli import add_input_options
-
     add_input_options(p, "--trace")
     p.add_argument("--policy", action="append", required=True, metavar="POLICY",
                    help="a registry algorithm and its parameters, e.g. \"token-bucket rate=10 "
                         "capacity=50\" (rates per second, windows in seconds); repeat to "
                         "compare (see `ratelab limiters`) (default: none, give at least one)")
-    from ..scale.cli import add_engine_options
-
     add_engine_options(
         p, runs="where the replay runs",
         inprocess="every client one after the other in this process",
@@ -87,9 +87,8 @@ def check(args) -> None:
 
 
 def run(args) -> dict:
-    """Load the trace and tally every policy; the what-if record (plus ``engine``)."""
-    from . import parse_policy, tally
-
+    """Load the trace and tally every policy (:func:`ratelab.whatif.what_if`); the what-if
+    record (plus ``engine``)."""
     check(args)
     policies = []
     for text in args.policy:
@@ -98,21 +97,18 @@ def run(args) -> dict:
         except ValueError as e:
             raise UsageError("--policy", str(e)) from None
     trace, name = _load(args)
-    if args.engine == "dask":
-        from ..scale import what_if_dask
-
-        try:
-            record = what_if_dask(trace, policies, source=name, scheduler=args.scheduler,
-                                  workers=args.workers, parts_dir=args.parts_dir)
-        except OSError as e:  # a scheduler that does not answer, a --parts-dir not writable
-            what = "--scheduler" if args.scheduler and "scheduler" in str(e) else "--parts-dir"
-            raise EnvironmentFailure(
-                f"{what}: {e}", "start the scheduler (dask scheduler --port 8786) or check "
-                                "--scheduler" if what == "--scheduler" else
-                                "check that --parts-dir is a writable directory") from None
-    else:
-        record = tally(trace, policies, progress=not args.no_progress).record(
-            trace.name_of, name)
+    try:
+        record = what_if(trace, policies, source=name, engine=args.engine,
+                         scheduler=args.scheduler, workers=args.workers,
+                         parts_dir=args.parts_dir, progress=not args.no_progress)
+    except OSError as e:  # a scheduler that does not answer, a --parts-dir not writable
+        if args.engine != "dask":
+            raise
+        what = "--scheduler" if args.scheduler and "scheduler" in str(e) else "--parts-dir"
+        raise EnvironmentFailure(
+            f"{what}: {e}", "start the scheduler (dask scheduler --port 8786) or check "
+                            "--scheduler" if what == "--scheduler" else
+                            "check that --parts-dir is a writable directory") from None
     record["engine"] = args.engine
     return record
 
@@ -122,16 +118,12 @@ def _load(args):
     file or dataset is an EnvironmentFailure; a column option the file does not take is a
     UsageError naming it."""
     if args.dataset:
-        from .. import datasets
-
         try:
             return datasets.load(args.dataset, progress=not args.no_progress,
                                  warn=False), args.dataset
         except FileNotFoundError as e:
             raise EnvironmentFailure(f"--dataset {args.dataset}: {e}",
                                      "see `ratelab datasets list`") from None
-    from ..traces.cli import read_input
-
     try:
         return read_input(args.trace, args, "--trace", progress=not args.no_progress), \
             args.trace
@@ -152,8 +144,6 @@ def _load(args):
 
 def _when(s: float | None) -> str:
     """An instant: a UTC date and time for epoch seconds, else seconds from 0."""
-    import numpy as np
-
     if s is None:
         return "-"
     if s >= 1e8:
@@ -167,8 +157,6 @@ def _pct(x) -> str:
 
 def render(record: dict) -> str:
     """The record as terminal tables: the comparison, then by hour, top clients, Retry-After."""
-    import pandas as pd
-
     pols = record["policies"]
     names = [f"[{i + 1}]" for i in range(len(pols))]
     off = record["offered"]

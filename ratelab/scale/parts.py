@@ -20,10 +20,13 @@ same order: figures are identical, to the last bit, on either engine.
 from __future__ import annotations
 
 import json
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ..traces.population import Population, source_bounds
 from ..traces.trace import Trace
@@ -92,6 +95,11 @@ def write_meta(directory: Path, **meta) -> dict:
     return meta
 
 
+def is_partitioned(path) -> bool:
+    """Whether `path` is a trace partitioned by source (a directory with its metadata)."""
+    return (Path(path) / META).is_file()
+
+
 def read_meta(directory) -> dict:
     """The metadata of a partitioned trace; ValueError when `directory` is not one."""
     path = Path(directory) / META
@@ -106,6 +114,7 @@ def read_meta(directory) -> dict:
 
 def write_part(directory, i: int, key, time, cost=None, row=None) -> int:
     """Write part `i` (rows grouped by source, time-sorted in each); returns its length."""
+    # pyarrow: half a second of imports, only where Parquet is written or read
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -132,6 +141,19 @@ def partition_trace(trace: Trace, directory, part_requests: int = PART_REQUESTS)
                       part_requests=part_requests, grouped=True)
 
 
+@contextmanager
+def partitioned(trace: Trace, parts_dir=None, part_requests: int = PART_REQUESTS):
+    """A directory holding `trace` partitioned by source: `parts_dir` (written there), else a
+    temporary one, removed on exit."""
+    if parts_dir is not None:
+        partition_trace(trace, parts_dir, part_requests)
+        yield Path(parts_dir)
+        return
+    with tempfile.TemporaryDirectory(prefix="ratelab-parts-") as tmp:
+        partition_trace(trace, tmp, part_requests)
+        yield Path(tmp)
+
+
 def part_paths(directory, meta: dict) -> list[Path]:
     """The file or directory of every part, in order."""
     directory = Path(directory)
@@ -147,13 +169,13 @@ def read_part(path, grouped: bool = True) -> Part:
     :func:`partition_trace` and the population writer leave them); otherwise they are sorted
     here by (source, time, row).
     """
+    # pyarrow: half a second of imports, only where Parquet is written or read
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     path = Path(path)
     if path.is_dir() or not path.exists() and path.name.startswith("part="):
         files = sorted(path.glob("*.parquet"), key=_file_order)
-        import pyarrow as pa
-
         table = pa.concat_tables([pq.read_table(f) for f in files]) if files else None
     else:
         table = pq.read_table(path)
@@ -190,6 +212,7 @@ def shuffle_parquet(source, directory, client, part_requests: int = PART_REQUEST
     into its part's directory (``part=i/``). Nothing holds the whole trace in memory; the
     cluster of `client` does the work. String keys are numbered in sorted order.
     """
+    # dask.dataframe: imported only when a Parquet trace is shuffled on a cluster
     import dask.dataframe as dd
 
     directory = Path(directory)
@@ -215,8 +238,6 @@ def shuffle_parquet(source, directory, client, part_requests: int = PART_REQUEST
     cols = ["key", "time"] + (["cost"] if "cost" in df.columns else [])
 
     def tag(frame, part_of=part_of, labels=labels if names is not None else None):
-        import pandas as pd
-
         key = frame["key"].to_numpy()
         if labels is not None:
             key = np.searchsorted(labels, key)

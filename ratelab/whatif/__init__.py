@@ -21,10 +21,11 @@ is counted:
   as :func:`ratelab.http.whole_seconds` rounds the header): their distribution.
 
 Every figure is a whole count, so a trace split by client into parts can be tallied part by
-part, anywhere, and the tallies added (:class:`WhatIfTally`): the in-process engine and the
-Dask engine (:mod:`ratelab.scale`) give the same record. Windows are calendar ones ([k, k+1)
-s, [60k, 60k+60) s, [3600k, ...)) so that parts add up; a trailing window's peak would need
-every admitted request of every part in one place.
+part, anywhere, and the tallies added field by field (:class:`WhatIfTally`,
+:func:`ratelab.scale.add_fields`): the in-process engine and the Dask engine (a task per part
+through the executor :func:`ratelab.scale.imap_parts`) give the same record. Windows are
+calendar ones ([k, k+1) s, [60k, 60k+60) s, [3600k, ...)) so that parts add up; a trailing
+window's peak would need every admitted request of every part in one place.
 """
 
 from __future__ import annotations
@@ -32,11 +33,18 @@ from __future__ import annotations
 import inspect
 import shlex
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
+from ..http import whole_seconds
 from ..limiters import NAMES, REGISTRY, Limiter, make
+from ..metrics import window_counts
+from ..replay import replay
+from ..scale import executor as X
+from ..scale import parts as P
+from ..scale.merge import add_fields
 
 HOUR_S = 3600.0
 MINUTE_S = 60.0
@@ -159,39 +167,10 @@ def _distinct_per_bin(bins: np.ndarray, key: np.ndarray) -> pd.Series:
 
 def _window_counts(time: np.ndarray, width_s: float) -> pd.Series:
     """Requests per calendar window of `width_s`, indexed by window number."""
-    from ..metrics import window_counts
-
     counts = window_counts(np.sort(time), width_s)
     return pd.Series(counts.to_numpy(np.int64),
                      index=pd.Index(np.round(counts.index.to_numpy() / width_s)
                                     .astype(np.int64)))
-
-
-@dataclass
-class PolicyTally:
-    """What one policy did to some clients; tallies of disjoint clients add."""
-
-    requests_limited: int = 0
-    clients_limited: int = 0
-    hour_limited: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
-    hour_clients_limited: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
-    minute_limited: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
-    minute_clients_limited: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
-    second_admitted: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
-    minute_admitted: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
-    requests_delayed: int = 0
-    retry_after: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))  # s -> 429s
-    top: list = field(default_factory=list)  # (limited, requests, key), best first
-
-    def add(self, other: "PolicyTally") -> None:
-        self.requests_limited += other.requests_limited
-        self.clients_limited += other.clients_limited
-        self.requests_delayed += other.requests_delayed
-        for name in ("hour_limited", "hour_clients_limited", "minute_limited",
-                     "minute_clients_limited", "second_admitted", "minute_admitted",
-                     "retry_after"):
-            setattr(self, name, _add(getattr(self, name), getattr(other, name)))
-        self.top = _top(self.top + other.top)
 
 
 def _top(rows: list, n: int = TOP_CLIENTS) -> list:
@@ -199,20 +178,55 @@ def _top(rows: list, n: int = TOP_CLIENTS) -> list:
     return sorted(rows, key=lambda r: (-r[0], -r[1], r[2]))[:n]
 
 
+def _merge_top(mine: list, theirs: list) -> list:
+    """The top clients of two tallies of disjoint clients."""
+    return _top(mine + theirs)
+
+
+def _per_window():
+    """A field of counts per window (an hour, minute or second; a Retry-After value): empty
+    at first; two tallies' add window by window."""
+    return field(default_factory=lambda: _counts(np.empty(0)), metadata={"add": _add})
+
+
+@dataclass
+class PolicyTally:
+    """What one policy did to some clients; tallies of disjoint clients add, field by field
+    (each field's ``add`` rule: :func:`ratelab.scale.add_fields`)."""
+
+    requests_limited: int = 0
+    clients_limited: int = 0
+    hour_limited: pd.Series = _per_window()
+    hour_clients_limited: pd.Series = _per_window()
+    minute_limited: pd.Series = _per_window()
+    minute_clients_limited: pd.Series = _per_window()
+    second_admitted: pd.Series = _per_window()
+    minute_admitted: pd.Series = _per_window()
+    requests_delayed: int = 0
+    retry_after: pd.Series = _per_window()  # s -> 429s
+    # (limited, requests, key), best first
+    top: list = field(default_factory=list, metadata={"add": _merge_top})
+
+    def add(self, other: "PolicyTally") -> "PolicyTally":
+        """Add the tally of other clients under the same policy."""
+        return add_fields(self, other)
+
+
 @dataclass
 class WhatIfTally:
     """The traffic of some clients and what every policy did to it (see the module docs)."""
 
-    policies: tuple[Policy, ...]
+    policies: tuple[Policy, ...] = field(metadata={"add": "same"})
     requests: int = 0
     clients: int = 0
-    hour_requests: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
-    hour_clients: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
-    minute_requests: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
-    second_offered: pd.Series = field(default_factory=lambda: _counts(np.empty(0)))
-    first_s: float = float("inf")
-    last_s: float = float("-inf")
-    per_policy: list = field(default_factory=list)
+    hour_requests: pd.Series = _per_window()
+    hour_clients: pd.Series = _per_window()
+    minute_requests: pd.Series = _per_window()
+    second_offered: pd.Series = _per_window()
+    first_s: float = field(default=float("inf"), metadata={"add": "min"})
+    last_s: float = field(default=float("-inf"), metadata={"add": "max"})
+    # one PolicyTally per policy, in the order of `policies`
+    per_policy: list = field(default_factory=list, metadata={"add": "pairwise"})
 
     def __post_init__(self) -> None:
         if not self.per_policy:
@@ -220,17 +234,7 @@ class WhatIfTally:
 
     def add(self, other: "WhatIfTally") -> "WhatIfTally":
         """Add the tally of other clients under the same policies."""
-        if [p.text for p in other.policies] != [p.text for p in self.policies]:
-            raise ValueError("tallies of different policies do not add")
-        self.requests += other.requests
-        self.clients += other.clients
-        for name in ("hour_requests", "hour_clients", "minute_requests", "second_offered"):
-            setattr(self, name, _add(getattr(self, name), getattr(other, name)))
-        self.first_s = min(self.first_s, other.first_s)
-        self.last_s = max(self.last_s, other.last_s)
-        for mine, theirs in zip(self.per_policy, other.per_policy):
-            mine.add(theirs)
-        return self
+        return add_fields(self, other)
 
     def record(self, names=None, source: str = "") -> dict:
         """The report as a dict of plain numbers (snake_case keys, units in the names).
@@ -339,10 +343,7 @@ def tally(trace, policies, *, progress: bool = False) -> WhatIfTally:
 
     `policies` are :class:`Policy` objects or their text.
     """
-    from ..http import whole_seconds
-    from ..replay import replay
-
-    policies = tuple(p if isinstance(p, Policy) else parse_policy(p) for p in policies)
+    policies = _policies(policies)
     if not policies:
         raise ValueError("policies: give at least one policy to compare")
     time, key = trace.time, trace.key
@@ -380,10 +381,63 @@ def tally(trace, policies, *, progress: bool = False) -> WhatIfTally:
     return out
 
 
-def what_if(trace, policies, *, source: str = "", progress: bool = False) -> dict:
-    """The what-if record of `trace` under each of `policies`, in this process.
+def _policies(policies) -> tuple[Policy, ...]:
+    """`policies` as :class:`Policy` objects (text parsed)."""
+    return tuple(p if isinstance(p, Policy) else parse_policy(p) for p in policies)
 
-    See the module docs for the figures; :func:`ratelab.scale.what_if_dask` gives the same
-    record from a Dask cluster.
+
+# ---------------------------------------------------------------- the record, here or on Dask
+
+
+def what_if(trace, policies, *, source: str = "", progress: bool = False,
+            engine: str = "inprocess", client=None, scheduler: str | None = None,
+            workers: int | None = None, parts_dir=None,
+            part_requests: int = P.PART_REQUESTS) -> dict:
+    """The what-if record of `trace` under each of `policies`.
+
+    engine "inprocess" (default): the whole trace in this process; "dask": part by part on a
+    Dask cluster (:func:`what_if_dask`, which takes the other arguments). See the module docs
+    for the figures: the record is the same either way.
     """
+    if X.check_engine(engine) == "dask":
+        return what_if_dask(trace, policies, source=source, client=client,
+                            scheduler=scheduler, workers=workers, parts_dir=parts_dir,
+                            part_requests=part_requests, progress=progress)
     return tally(trace, policies, progress=progress).record(trace.name_of, source)
+
+
+def _part_what_if(path, *, grouped, policies):
+    """(requests, WhatIfTally) of the part at `path`."""
+    trace = P.read_part(path, grouped).to_trace()
+    return len(trace), tally(trace, policies)
+
+
+def parts_what_if(client, directory, policies, *, progress: bool = True) -> WhatIfTally:
+    """The WhatIfTally of a trace partitioned by source in `directory`, a task per part."""
+    policies = _policies(policies)
+    meta = P.read_meta(directory)
+    paths = [str(p) for p in P.part_paths(directory, meta)]
+    fn = partial(_part_what_if, grouped=meta.get("grouped", False), policies=policies)
+    total = WhatIfTally(policies)
+    for t in X.imap_parts(fn, paths, "dask", client=client, total=meta["requests"],
+                          desc="what-if", progress=progress):
+        total.add(t)
+    return total
+
+
+def what_if_dask(trace, policies, *, source: str = "", client=None,
+                 scheduler: str | None = None, workers: int | None = None, parts_dir=None,
+                 part_requests: int = P.PART_REQUESTS, progress: bool = False) -> dict:
+    """:func:`what_if`'s record, computed on a Dask cluster part by part.
+
+    The cluster of `client`, else a new one (:func:`ratelab.scale.cluster` with `scheduler`,
+    `workers`); the trace goes to the workers partitioned by client under `parts_dir`
+    (default: a temporary directory, which only a LocalCluster's workers can read).
+    """
+    if scheduler is not None and parts_dir is None:
+        raise ValueError("a trace sent to a Dask scheduler needs parts_dir: storage that "
+                         "every worker can read (this machine's temporary directory is not)")
+    with X.engine_client("dask", scheduler, workers, client) as c, \
+            P.partitioned(trace, parts_dir, part_requests) as directory:
+        total = parts_what_if(c, directory, policies, progress=progress)
+    return total.record(trace.name_of, source)
