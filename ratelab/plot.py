@@ -6,6 +6,11 @@ queued amber, the limit a dashed black line, internal state (tokens, counters) b
 
 from __future__ import annotations
 
+import matplotlib as mpl
+import numpy as np
+
+from .bursts import trailing_count
+
 COLORS = {
     "arrivals": "#9e9e9e",
     "admitted": "#2e7d32",
@@ -40,8 +45,6 @@ STYLE = {
 def use_style() -> None:
     """Apply the suite's matplotlib style: text at 10 pt on PNGs of 110 dpi, light grid, no
     top/right spines."""
-    import matplotlib as mpl
-
     mpl.rcParams.update(STYLE)
 
 
@@ -60,8 +63,6 @@ def decisions_timeline(ax, times, allowed, *, departures=None, title: str | None
     admitted requests, for shaping) a fourth, amber line shows when they are served.
     Returns `ax`.
     """
-    import numpy as np
-
     times = np.asarray(times, dtype=float)
     allowed = np.asarray(allowed, dtype=bool)
 
@@ -112,10 +113,6 @@ def rolling_count(ax, times, window_s: float, limit: float, *, counter=None,
     that the limiter thinks is within the limit and a trailing window that is not can be told
     apart at a glance. Returns `ax`.
     """
-    import numpy as np
-
-    from .bursts import trailing_count
-
     times = np.sort(np.asarray(times, dtype=float))
     counts = trailing_count(times, window_s)
     ax.step(times, counts, where="post", color=COLORS["admitted"], linewidth=1.8,

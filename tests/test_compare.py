@@ -78,7 +78,7 @@ def test_shapers_serve_at_the_rate():
 
 
 def test_the_numbers_read_as_counts():
-    from ratelab.widgets import _num
+    from ratelab.widgets.text import num as _num
 
     assert [_num(v) for v in (10.0, 9.999999999, 9.55, 4.5, 0.0)] == ["10", "10", "9.55",
                                                                      "4.5", "0"]

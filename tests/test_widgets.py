@@ -181,6 +181,16 @@ def test_own_count_reads_each_algorithm(info, want):
     assert own_count(info) == want
 
 
+def test_a_field_the_widgets_cannot_read_is_refused_by_name(monkeypatch):
+    from ratelab.limiters import REGISTRY
+
+    monkeypatch.setattr(REGISTRY["fixed-window"], "reports", ("backlog", "a made-up field"))
+    with pytest.raises(ValueError, match="FixedWindow reports 'backlog'"):
+        LiveLimiter("fixed-window", clock=ManualClock())
+    with pytest.raises(ValueError, match="no field"):
+        own_count({"backlog": 3.0})
+
+
 def test_measure_fps_uses_the_clock_it_is_given():
     class TenMsPerCall:
         def __init__(self):
@@ -202,7 +212,7 @@ def test_unknown_algorithm_is_a_value_error():
 
 
 def test_an_algorithm_the_panel_cannot_build_is_reported(monkeypatch):
-    import ratelab.widgets as widgets
+    import ratelab.widgets.live as widgets
 
     live = LiveLimiter("gcra", clock=ManualClock())
     monkeypatch.setattr(widgets, "default_params", lambda name: {})  # no knobs: make() fails
