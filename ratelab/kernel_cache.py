@@ -21,9 +21,10 @@ _KERNEL_FILES = {str(_PACKAGE / "replay" / "kernels.py"), str(_PACKAGE / "analys
 
 @lru_cache(maxsize=1)
 def limiters_digest() -> str:
-    """A digest of every ``ratelab/limiters/*.py`` source."""
+    """A digest of every ``ratelab/limiters/*.py`` source and of ``ratelab/clock.py`` (the
+    kernels compile the ticks arithmetic too)."""
     h = hashlib.sha256()
-    for path in sorted((_PACKAGE / "limiters").glob("*.py")):
+    for path in [*sorted((_PACKAGE / "limiters").glob("*.py")), _PACKAGE / "clock.py"]:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()
@@ -49,7 +50,7 @@ def _watching(locator):
 
 def watch_limiters() -> None:
     """Make numba's cache of the kernel modules depend on the limiters' sources too."""
-    from numba.core import caching
+    from numba.core import caching  # numba: only when a kernel module is loaded
 
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
     classes = getattr(impl, "_locator_classes", None)

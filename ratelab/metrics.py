@@ -22,6 +22,7 @@ import numpy as np
 
 from .limiters.base import positive
 from .clock import TICKS_PER_S, ticks_array, window_ticks
+from .kernel_cache import watch_limiters
 from .limiters.fixed_window import index_of
 from .limiters.sliding_log import has_left
 from .traces.trace import Trace
@@ -83,10 +84,9 @@ def _compiled(fn):
     def call(*args):
         nonlocal compiled
         if compiled is None:
+            # numba, compiled on first call: import ratelab stays quick
             from numba import njit
             from numba.extending import register_jitable
-
-            from .kernel_cache import watch_limiters
 
             watch_limiters()
             register_jitable(has_left)
@@ -179,7 +179,7 @@ def max_in_window_per_key(trace: Trace, window_s: float, *, allowed=None, weight
     A DataFrame indexed by key with columns name, max_in_window, end_s (the window's right
     end; the earliest such), for the keys that have requests (after `allowed`).
     """
-    import pandas as pd
+    import pandas as pd  # ~0.3 s: only the functions that return a Series need it
 
     w = positive("window_s", window_s)
     time, key, weights, _ = _key_major(trace, allowed, weights)
@@ -204,7 +204,7 @@ def rolling_count(data, window_s: float, *, at=None, step_s: float | None = None
     `at` gives the instants; otherwise a grid every `step_s` (default window_s / 10) from the
     first request to the last. Every key counts together.
     """
-    import pandas as pd
+    import pandas as pd  # ~0.3 s: only the functions that return a Series need it
 
     w = positive("window_s", window_s)
     time, _, weights = _columns(data, allowed, weights)
@@ -232,7 +232,7 @@ def window_counts(data, window_s: float, *, allowed=None, weights=None):
 
     Only windows holding requests appear.
     """
-    import pandas as pd
+    import pandas as pd  # ~0.3 s: only the functions that return a Series need it
 
     w = positive("window_s", window_s)
     time, _, weights = _columns(data, allowed, weights)
@@ -279,7 +279,7 @@ def per_key_summary(trace: Trace, *, allowed=None, delay=None, window_s: float |
     mean_delay_s, max_delay_s; with `window_s`: max_in_window (of the admitted requests when
     `allowed` is given). Sorted by requests, most first.
     """
-    import pandas as pd
+    import pandas as pd  # ~0.3 s: only the functions that return a Series need it
 
     n = len(trace)
     df = pd.DataFrame({"key": trace.key, "time": trace.time, "cost": trace.costs})

@@ -19,16 +19,11 @@ from .leaky_bucket import LeakyBucket
 from .multi import MultiDecision, MultiKeyLimiter
 from .nginx import NginxLimitReq
 from .params import registry_doc
+from .registry import NAMES, REGISTRY
 from .sliding_counter import SlidingWindowCounter
 from .sliding_log import SlidingWindowLog
 from .token_bucket import BucketState, TokenBucket, take
 
-REGISTRY: dict[str, type[Limiter]] = {
-    cls.name: cls
-    for cls in (TokenBucket, LeakyBucket, FixedWindow, SlidingWindowLog, SlidingWindowCounter,
-                GCRA, NginxLimitReq)
-}
-NAMES: tuple[str, ...] = tuple(REGISTRY)
 
 
 def make(name: str, **params) -> Limiter:

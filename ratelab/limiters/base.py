@@ -215,6 +215,32 @@ class Limiter:
     """What the limiter reports as its counter: (the ``inspect()`` field, what it means). The
     compiled replay's ``counter`` column and the widgets read this one declaration."""
 
+    window_s: Seconds | None = None
+    """The window in seconds (the window algorithms); None for an algorithm without a window
+    (buckets, GCRA, nginx). A caller that needs a window checks ``window_s is None`` and says
+    so in its error."""
+
+    can_shape: bool = False
+    """Whether the algorithm can hold a request back and serve it later (leaky bucket, nginx)."""
+
+    shapes: bool = False
+    """Whether this instance holds requests back with a delay instead of refusing them."""
+
+    example: dict[str, Any] = {}
+    """Settings of the required parameters that admit about 100 requests per second: the
+    command line's defaults (``ratelab storm --limiter NAME`` without ``--param``)."""
+
+    @property
+    def rate_per_s(self) -> PerSecond:
+        """The long-run rate admitted, in cost units per second."""
+        raise NotImplementedError(f"{type(self).__name__} declares no rate_per_s")
+
+    @classmethod
+    def budget(cls, limit: int, window_s: Seconds, shape: bool = True) -> dict[str, Any]:
+        """The constructor parameters that give this algorithm a budget of `limit` requests
+        per `window_s` seconds (`shape`: hold requests back where the algorithm can)."""
+        raise NotImplementedError(f"{cls.__name__} declares no budget")
+
     def __init__(self) -> None:
         self._state: dict[Hashable, Any] = {}
         self._last: dict[Hashable, float] = {}
@@ -320,6 +346,13 @@ class Limiter:
         return now, now_t, cost
 
 
+def budget_args(limit: Any, window_s: Any) -> tuple[int, float, PerSecond]:
+    """(limit, window_s, limit / window_s) for ``budget``, checked: ValueError naming `limit`
+    unless it is a whole number >= 1, naming `window_s` unless it is positive and finite."""
+    limit, window_s = whole("limit", limit), positive("window_s", window_s)
+    return limit, window_s, limit / window_s
+
+
 def check_count_rejected(value: Any) -> bool:
     """`value` if it is a bool, else ValueError naming count_rejected."""
     if not isinstance(value, bool):
@@ -329,6 +362,8 @@ def check_count_rejected(value: Any) -> bool:
 
 class WindowLimiter(Limiter):
     """The window algorithms' shared knobs: `limit` per `window` seconds, `count_rejected`."""
+
+    example = {"limit": 100.0, "window": 1.0}
 
     def __init__(self, limit: float, window: Seconds, count_rejected: bool = False) -> None:
         super().__init__()
@@ -341,3 +376,19 @@ class WindowLimiter(Limiter):
     def params(self) -> dict:
         return {"limit": self.limit, "window": self.window,
                 "count_rejected": self.count_rejected}
+
+    @property
+    def window_s(self) -> Seconds:  # type: ignore[override]
+        """The window, seconds (the constructor's ``window``)."""
+        return self.window
+
+    @property
+    def rate_per_s(self) -> PerSecond:
+        """limit / window_s."""
+        return self.limit / self.window
+
+    @classmethod
+    def budget(cls, limit: int, window_s: Seconds, shape: bool = True) -> dict[str, Any]:
+        """``{limit, window}``: `limit` per calendar or trailing window of `window_s`."""
+        limit, window_s, _ = budget_args(limit, window_s)
+        return {"limit": limit, "window": window_s}

@@ -20,6 +20,7 @@ expires, an upper bound.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from dataclasses import dataclass
@@ -155,8 +156,6 @@ def replay_concurrency(limiter: ConcurrencyLimiter, times: Sequence[float],
         raise ValueError("times must be sorted (out-of-order timestamps found)")
     if np.any(~np.isfinite(durations)) or np.any(durations < 0):
         raise ValueError("durations must be finite and >= 0")
-    import heapq
-
     admitted = np.zeros(len(times), dtype=bool)
     ends: list[tuple[float, int, Lease]] = []
     for i, (t, d) in enumerate(zip(times, durations)):

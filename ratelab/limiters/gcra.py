@@ -10,7 +10,7 @@ period — the same decisions as a token bucket of capacity burst + 1, with one 
 
 from __future__ import annotations
 
-from .base import Limiter, PerSecond, bounded, decision, positive, whole
+from .base import Limiter, PerSecond, Seconds, bounded, budget_args, decision, positive, whole
 from ..clock import TICKS_PER_S, TIE_TICKS, seconds_until
 
 
@@ -70,6 +70,8 @@ class GCRA(Limiter):
     reports = ("available", "requests of cost 1 the TAT leaves room for, (DVT - ahead) / period "
                             "in whole microseconds (passes if available >= cost, to the tick)")
 
+    example = {"rate": 100.0, "burst": 100}
+
     def __init__(self, rate: PerSecond, burst: int) -> None:
         super().__init__()
         self.rate = positive("rate", rate)
@@ -88,6 +90,17 @@ class GCRA(Limiter):
     @property
     def params(self) -> dict:
         return {"rate": self.rate, "burst": self.burst}
+
+    @property
+    def rate_per_s(self) -> PerSecond:
+        """The emission rate, one request per period."""
+        return self.rate
+
+    @classmethod
+    def budget(cls, limit: int, window_s: Seconds, shape: bool = True) -> dict:
+        """``{rate: limit / window_s, burst: limit - 1}`` (burst + 1 at once)."""
+        limit, window_s, rate = budget_args(limit, window_s)
+        return {"rate": rate, "burst": limit - 1}
 
     def _initial(self, now: float, now_t: int) -> int:
         return now_t  # the TAT of an idle key is "now"

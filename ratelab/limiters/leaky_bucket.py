@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import (Limiter, PerSecond, Seconds, bounded, decision, pair_builder, positive,
+from .base import (Limiter, PerSecond, Seconds, bounded, budget_args, decision, pair_builder, positive,
                    whole_below)
 from ..clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass
 from .token_bucket import CACHED_COSTS
@@ -116,6 +116,9 @@ class LeakyBucket(Limiter):
                            "(passes if queue + cost <= capacity; waits queue / rate)"),
     }
 
+    can_shape = True
+    example = {"rate": 100.0, "capacity": 100.0}
+
     def __init__(self, rate: PerSecond, capacity: float, mode: str = "police") -> None:
         super().__init__()
         if mode not in MODES:
@@ -137,6 +140,22 @@ class LeakyBucket(Limiter):
     @property
     def params(self) -> dict:
         return {"rate": self.rate, "capacity": self.capacity, "mode": self.mode}
+
+    @property
+    def shapes(self) -> bool:  # type: ignore[override]
+        """Whether this bucket queues (mode "shape") rather than polices."""
+        return self.mode == "shape"
+
+    @property
+    def rate_per_s(self) -> PerSecond:
+        """The leak rate."""
+        return self.rate
+
+    @classmethod
+    def budget(cls, limit: int, window_s: Seconds, shape: bool = True) -> dict:
+        """``{rate: limit / window_s, capacity: limit, mode: "shape" or "police"}``."""
+        limit, window_s, rate = budget_args(limit, window_s)
+        return {"rate": rate, "capacity": limit, "mode": "shape" if shape else "police"}
 
     def _initial(self, now: float, now_t: int) -> MeterState:
         return meter_state(0.0, now_t)

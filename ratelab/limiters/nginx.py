@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Limiter, PerSecond, decision, positive, whole
+from .base import Limiter, PerSecond, Seconds, budget_args, decision, positive, whole
 from ..clock import seconds_until
 
 EXPIRE_IDLE_MS = 60_000
@@ -167,6 +167,9 @@ class NginxLimitReq(Limiter):
     reports = ("excess", "nginx's excess drained to now, in requests (0 for a new node); nginx "
                          "adds 1 and passes if that is <= burst")
 
+    can_shape = True
+    example = {"rate": 100.0, "burst": 100}
+
     def __init__(self, rate: PerSecond, burst: int = 0, nodelay: bool = False,
                  delay: int = 0) -> None:
         super().__init__()
@@ -196,6 +199,22 @@ class NginxLimitReq(Limiter):
     def params(self) -> dict:
         return {"rate": self.rate, "burst": self.burst, "nodelay": self.nodelay,
                 "delay": self.delay}
+
+    @property
+    def shapes(self) -> bool:  # type: ignore[override]
+        """Whether requests of the burst are delayed (without nodelay)."""
+        return not self.nodelay
+
+    @property
+    def rate_per_s(self) -> PerSecond:
+        """nginx's rate=, per second."""
+        return self.rate
+
+    @classmethod
+    def budget(cls, limit: int, window_s: Seconds, shape: bool = True) -> dict:
+        """``{rate: limit / window_s, burst: limit - 1, nodelay: not shape}``."""
+        limit, window_s, rate = budget_args(limit, window_s)
+        return {"rate": rate, "burst": limit - 1, "nodelay": not shape}
 
     @property
     def max_cost(self) -> float:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .leaky_bucket import MODES
+from .registry import REGISTRY
 
 TYPES = {"PerSecond": float, "Seconds": float, "float": float, "int": int, "bool": bool,
          "str": str}
@@ -38,18 +39,6 @@ UNITS = {
 
 CHOICES = {"mode": MODES}
 """Parameters that take one of a few words."""
-
-EXAMPLES: dict[str, dict[str, Any]] = {
-    "token-bucket": {"rate": 100.0, "capacity": 100.0},
-    "leaky-bucket": {"rate": 100.0, "capacity": 100.0},
-    "fixed-window": {"limit": 100.0, "window": 1.0},
-    "sliding-window-log": {"limit": 100.0, "window": 1.0},
-    "sliding-window-counter": {"limit": 100.0, "window": 1.0},
-    "gcra": {"rate": 100.0, "burst": 100},
-    "nginx": {"rate": 100.0, "burst": 100},
-}
-"""Per algorithm, settings of its required parameters that admit about 100 requests per
-second: the command line's defaults (``ratelab storm --limiter NAME`` without ``--param``)."""
 
 REQUIRED = inspect.Parameter.empty
 
@@ -72,19 +61,12 @@ class Param:
         return text if self.required else f"{text} = {self.default!r}"
 
 
-def _registry() -> dict:
-    from . import REGISTRY
-
-    return REGISTRY
-
-
 def parameters(name: str) -> list[Param]:
     """The constructor parameters of registry algorithm `name`, in signature order."""
-    registry = _registry()
-    if name not in registry:
-        raise ValueError(f"unknown limiter {name!r}; choose one of {', '.join(registry)}")
+    if name not in REGISTRY:
+        raise ValueError(f"unknown limiter {name!r}; choose one of {', '.join(REGISTRY)}")
     out = []
-    for p in list(inspect.signature(registry[name].__init__).parameters.values())[1:]:
+    for p in list(inspect.signature(REGISTRY[name].__init__).parameters.values())[1:]:
         annotation = p.annotation if isinstance(p.annotation, str) else \
             getattr(p.annotation, "__name__", str(p.annotation))
         out.append(Param(p.name, TYPES.get(annotation, float), UNITS.get(p.name, ""),
@@ -94,18 +76,18 @@ def parameters(name: str) -> list[Param]:
 
 def signature(name: str) -> str:
     """``Class(rate: float (requests per second), ...)``: the call `make(name, ...)` builds."""
-    cls = _registry()[name]
+    cls = REGISTRY[name]
     return f"{cls.__name__}({', '.join(str(p) for p in parameters(name))})"
 
 
 def registry_doc() -> str:
     """Every registry name with its class, parameters (type, unit, default) and an example."""
     lines = []
-    for name, cls in _registry().items():
+    for name, cls in REGISTRY.items():
         lines.append(f"    {name} ({cls.__name__})")
         lines += [f"        {p}" for p in parameters(name)]
         example = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v!r}"
-                            for k, v in EXAMPLES.get(name, {}).items())
+                            for k, v in cls.example.items())
         lines.append(f"        e.g. make({name!r}, {example})")
     return "\n".join(lines)
 
@@ -134,7 +116,7 @@ def value(name: str, param: Param, text: str) -> Any:
 
 
 def parse(name: str, items: list[str] | None) -> dict[str, Any]:
-    """The parameters for `make(name, ...)`: the algorithm's EXAMPLES, overridden by `items`.
+    """The parameters for `make(name, ...)`: the algorithm's ``example``, overridden by `items`.
 
     `items` are ``NAME=VALUE`` strings. A parameter the algorithm does not take, a value that
     does not parse, or a required parameter left unset is a ValueError naming it (and listing
@@ -142,7 +124,7 @@ def parse(name: str, items: list[str] | None) -> dict[str, Any]:
     """
     known = {p.name: p for p in parameters(name)}
     takes = ", ".join(str(p) for p in known.values())
-    out: dict[str, Any] = dict(EXAMPLES.get(name, {}))
+    out: dict[str, Any] = dict(REGISTRY[name].example)
     for item in items or []:
         key, eq, text = item.partition("=")
         key = key.strip().replace("-", "_")

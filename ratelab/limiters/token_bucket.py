@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import (Decision, Limiter, PerSecond, Seconds, bounded, decision, pair_builder,
+from .base import (Decision, Limiter, PerSecond, Seconds, bounded, budget_args, decision, pair_builder,
                    positive, whole_below)
 from ..clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks
 
@@ -126,6 +126,8 @@ class TokenBucket(Limiter):
     reports = ("tokens", "tokens in the bucket, refilled to now (passes if >= cost, less a "
                          "tick's refill)")
 
+    example = {"rate": 100.0, "capacity": 100.0}
+
     def __init__(self, rate: PerSecond, capacity: float) -> None:
         super().__init__()
         self.capacity = bounded("capacity", positive("capacity", capacity))
@@ -138,6 +140,17 @@ class TokenBucket(Limiter):
     @property
     def params(self) -> dict:
         return {"rate": self.rate, "capacity": self.capacity}
+
+    @property
+    def rate_per_s(self) -> PerSecond:
+        """The refill rate."""
+        return self.rate
+
+    @classmethod
+    def budget(cls, limit: int, window_s: Seconds, shape: bool = True) -> dict:
+        """``{rate: limit / window_s, capacity: limit}``."""
+        limit, window_s, rate = budget_args(limit, window_s)
+        return {"rate": rate, "capacity": limit}
 
     def _initial(self, now: float, now_t: int) -> BucketState:
         return bucket_state(self.capacity, now_t)

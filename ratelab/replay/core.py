@@ -21,7 +21,9 @@ import numpy as np
 
 from ..limiters import (GCRA, FixedWindow, LeakyBucket, Limiter, NginxLimitReq,
                         SlidingWindowCounter, SlidingWindowLog, TokenBucket)
+from ..clock import MAX_TICKS, TICKS_PER_S, check_ticks, ticks_array
 from ..limiters.leaky_bucket import MODES
+from ..progress import bar
 from ..traces import Trace
 
 ENGINES = ("compiled", "reference")
@@ -163,8 +165,6 @@ def check_times(trace: Trace) -> None:
     first time beyond the upper bound is found by bisection: no pass over the column (a min
     and a max of 10 M times cost about a tenth of a token-bucket replay).
     """
-    from ..clock import MAX_TICKS, TICKS_PER_S, check_ticks
-
     limit = MAX_TICKS / TICKS_PER_S
     time = trace.time
     if len(time) and time[0] <= -limit:
@@ -196,8 +196,6 @@ def check_costs(limiter: Limiter, trace: Trace) -> None:
 
 def _bar(total: int, desc: str, progress: bool):
     """A tqdm.auto bar that shows itself once the replay has run a second."""
-    from ..progress import bar
-
     return bar(total, desc=desc, unit="req", unit_scale=True, progress=progress)
 
 
@@ -213,8 +211,6 @@ def _reference(lim: Limiter, trace: Trace, out: dict, details: bool) -> Callable
     are converted to ticks in one vectorised pass (``clock.ticks_array``, bit for bit
     ``to_ticks``), and the methods are looked up once.
     """
-    from ..clock import ticks_array
-
     field_name = lim.reports[0] or None
     times = trace.time.tolist()
     ticks = ticks_array(trace.time).tolist()
@@ -254,7 +250,7 @@ def _compiled(lim: Limiter, trace: Trace, out: dict, details: bool) -> Callable[
     Each call hands the kernel views of that slice of the columns (a kernel indexes from 0, so
     that numba knows no index is negative); the per-key state carries over between calls.
     """
-    from . import kernels as K
+    from . import kernels as K  # numba compiles them: imported when a replay first runs
 
     builder = _BUILDERS.get(type(lim))
     if builder is None:
