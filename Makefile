@@ -29,7 +29,9 @@ test: $(TEST_STAMP)
 
 # The fast lane, on every core (pytest-xdist): unit and property tests, each property drawing a
 # tenth of its examples (tests/budget.py); no notebooks, services, Dask clusters or tests marked slow.
+# First, the package's floors (docs/architecture.md): lint-imports fails on an import running back up.
 check: $(TEST_STAMP)
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest tests -m "not service and not slow and not site" --hypothesis-profile=check -n auto --dist loadgroup $(PYTEST_ARGS)
 
 notebooks: $(LAB_STAMP)
@@ -44,7 +46,8 @@ clean:
 # The course as a static website from the executed notebooks (nothing is re-executed):
 # build/site/_build/html/index.html. Needs the site extra, installed once. It shows the student
 # notebooks, never the solutions; site-instructor adds them, in build/site-instructor (not for
-# publishing).
+# publishing). Beside them: the guides (docs/), the syllabus, and the API and command-line
+# reference, which site/configure.py generates from the code into site/_generated/ first.
 .PHONY: site site-instructor
 $(VENV)/.site-stamp: $(LAB_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[site]'

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 from .limiters import NAMES, Decision, make
 
 __version__ = "0.1.0"
@@ -15,7 +17,5 @@ __all__ = ["Decision", "make", "NAMES", "__version__", "replay"]
 def __getattr__(name: str):
     """Load ``ratelab.replay`` on first use (it pulls in numba), keeping ``import ratelab`` quick."""
     if name == "replay":
-        import importlib
-
         return importlib.import_module(".replay", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

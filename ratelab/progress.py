@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, TypeVar
 
+from tqdm.auto import tqdm
+
 T = TypeVar("T")
 
 DELAY_S = 1.0
@@ -46,8 +48,6 @@ def bar(total: float | None = None, *, desc: str | None = None, unit: str = "it"
     Use it as a context manager and call ``update(n)``; `total` may be None when unknown. The
     count never passes `total` (updates beyond it are dropped), so the bar never overshoots.
     """
-    from tqdm.auto import tqdm
-
     delay = DELAY_S if delay_s is None else delay_s
     return _clamped(tqdm)(total=total, desc=desc, unit=unit, unit_scale=unit_scale,
                 disable=not progress, delay=delay, leave=False, dynamic_ncols=True)

@@ -2,7 +2,7 @@
 """SimStore against a real redis-server: a large seeded differential run.
 
 Sends the same seeded stream of commands (every command SimStore implements, good input and
-bad, from two clients; see ratelab.store.differential) to a SimStore and to redis-server,
+bad, from two clients; see tests/differential.py) to a SimStore and to redis-server,
 compares every reply, error texts included, and prints how many commands were sent and how
 many replies differed. Exits 1 on any difference (or when no server can be had), 0 otherwise.
 
@@ -26,11 +26,12 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # ratelab, and the stream the tests run too
 
 from ratelab.cluster.strategies import script  # noqa: E402
 from ratelab.store import RedisStore, SimStore, StoreUnavailable  # noqa: E402
-from ratelab.store.differential import SCRIPTS, command_stream, compare  # noqa: E402
+from differential import SCRIPTS, command_stream, compare  # noqa: E402
 from ratelab.store.lualib import REDIS_VERSION  # noqa: E402
 
 

@@ -25,8 +25,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .errors import StoreError
-from .protocol import Store
+from ratelab.store.errors import StoreError
+from ratelab.store.protocol import Store
 
 KEYS = ["a", "b", "h", "z"]
 MEMBERS = ["m", "n", "o", "p", "mm"]

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from ratelab import bench
+from ratelab.bench import replay as bench
 from ratelab.cli import main
 
 pytestmark = pytest.mark.slow  # runs the benchmark itself: left out of make check

@@ -29,14 +29,15 @@ def test_the_console_script_is_installed():
 
 
 def test_lab_opens_jupyterlab_on_the_notebooks_and_passes_options_on(monkeypatch):
-    import ratelab.cli as cli
+    import ratelab.cli.lab as cli
+    from ratelab import checkout
 
     seen = {}
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd: seen.setdefault("cmd", cmd) and 0)
     assert main(["lab", "--no-browser", "--port", "9999"]) == 0
     cmd = seen["cmd"]
     assert cmd[1:3] == ["-m", "jupyterlab"]
-    assert f"--notebook-dir={cli.NOTEBOOKS}" in cmd
+    assert f"--notebook-dir={checkout.notebooks()}" in cmd
     assert cmd[cmd.index("--port") + 1] == "9999" and "--no-browser" in cmd
 
 

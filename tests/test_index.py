@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ratelab import index
+from ratelab import checkout, index
 
 
 def write_notebook(path, *sources):
@@ -40,10 +40,10 @@ def test_readme_section_is_replaced_between_markers():
 
 
 def test_every_numbered_notebook_is_in_the_readme_index():
-    readme = index.README.read_text()
+    readme = (checkout.root() / "README.md").read_text()
     assert index.readme_with_index(readme, index.index_markdown(index.notebooks())) == readme, (
         "README.md's notebook index is stale: run `ratelab index`")
-    for path in index.NOTEBOOKS.glob(index.PATTERN):
+    for path in checkout.notebooks().glob(index.PATTERN):
         assert f"(notebooks/{path.name})" in readme
 
 

@@ -1,9 +1,7 @@
 """`ratelab notebooks` saves the state of widgets still open, not of those a notebook closed."""
 
 import nbformat
-from nbclient import NotebookClient
-
-from ratelab.cli import _forget_closed_widgets
+from ratelab.cli.execute import Executor
 
 
 def comm(msg_type, comm_id, state=None):
@@ -13,10 +11,10 @@ def comm(msg_type, comm_id, state=None):
 
 
 def test_closed_widgets_are_not_saved():
-    client = NotebookClient(nbformat.v4.new_notebook())
-    _forget_closed_widgets(client, [], comm("comm_open", "a", {"value": 1}), 0)
-    _forget_closed_widgets(client, [], comm("comm_open", "b", {"value": 2}), 0)
-    _forget_closed_widgets(client, [], comm("comm_msg", "b", {"value": 3}), 0)
+    client = Executor(nbformat.v4.new_notebook())
+    client.handle_comm_msg([], comm("comm_open", "a", {"value": 1}), 0)
+    client.handle_comm_msg([], comm("comm_open", "b", {"value": 2}), 0)
+    client.handle_comm_msg([], comm("comm_msg", "b", {"value": 3}), 0)
     assert client.widget_state == {"a": {"value": 1}, "b": {"value": 3}}
-    _forget_closed_widgets(client, [], comm("comm_close", "a"), 0)
+    client.handle_comm_msg([], comm("comm_close", "a"), 0)
     assert client.widget_state == {"b": {"value": 3}}

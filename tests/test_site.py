@@ -5,7 +5,10 @@ executing them. The test builds the site once into a temporary directory, then c
 every lesson and student exercise notebook has its page, that no solution is on it, that no
 link inside the site is broken, that search has an index, and — in Debian's chromium — that
 notebook 04's page shows a figure. The instructor's build (``make site-instructor``) is checked
-by its table of contents: the published one plus the solutions.
+by its table of contents: the published one plus the solutions. The guides (docs/) and the
+reference are checked too: the API pages generated from the docstrings document the public
+names, the command-line page shows every subcommand's help, and — without a build — the README
+stays a front door of at most 200 lines whose relative links, like those of docs/, resolve.
 Skips when jupyter-book is not installed (``pip install -e '.[site]'``), fails under
 RATELAB_REQUIRE_SERVICES=1.
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import html.parser
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,12 +59,18 @@ def notebooks() -> list[Path]:
 
 def configure_module():
     """site/configure.py, imported."""
+    return site_module("configure")
+
+
+def site_module(name: str):
+    """A module of site/ (configure.py, docstrings.py), imported."""
+    import importlib
+
     sys.path.insert(0, str(ROOT / "site"))
     try:
-        import configure
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(ROOT / "site"))
-    return configure
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +94,7 @@ def site(tmp_path_factory) -> Path:
         capture_output=True, text=True, timeout=1200)
     print(f"site built in {time.monotonic() - start:.0f} s")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    (out / "build.log").write_text(run.stdout + run.stderr)  # read by test_the_build_is_clean
     return out / "_build" / "html"
 
 
@@ -177,7 +188,7 @@ def test_the_published_site_holds_no_solution(site):
 def test_the_instructor_build_adds_the_solutions_to_the_published_contents(tmp_path):
     configure = configure_module()
     published = yaml.safe_load((ROOT / "site" / "_toc.yml").read_text())
-    globs = [c["glob"] for part in published["parts"] for c in part["chapters"]]
+    globs = [c["glob"] for part in published["parts"] for c in part["chapters"] if "glob" in c]
     matched = [p for g in globs for p in ROOT.glob(g + ".ipynb")]
     assert sorted(matched) == sorted(notebooks())  # the lessons and the stubs, no solution
     assert not any(p.name.endswith("-solution.ipynb") for p in matched)
@@ -289,3 +300,178 @@ def test_a_page_shows_a_figure_in_chromium(site):
             browser.close()
     assert any(w > 400 and h > 300 for w, h, _ in sizes), sizes  # the Compare snapshot
     assert shot.stat().st_size > 20_000
+
+
+# ------------------------------------------------------------------ the guides and the reference
+
+README_LINES = 200
+"""The README is a front door: what ratelab is, two commands, a tour, where to go next."""
+
+
+def every_subcommand() -> list[str]:
+    """Each subcommand of ``ratelab.cli.parser()`` and each of their actions ("datasets list")."""
+    from ratelab.cli import parser
+
+    configure = configure_module()
+    names = []
+    for name, sub in configure.subcommands(parser()).items():
+        names.append(name)
+        names += [f"{name} {action}" for action in configure.subcommands(sub)]
+    return names
+
+
+def guides() -> list[Path]:
+    """Every page of docs/, by glob."""
+    return sorted((ROOT / "docs").glob("*.md"))
+
+
+def toc_files() -> set[str]:
+    """The pages the published table of contents names (``file:`` entries, any depth)."""
+    found = set()
+
+    def walk(entries):
+        for entry in entries:
+            if "file" in entry:
+                found.add(entry["file"])
+            walk(entry.get("sections", []))
+
+    toc = yaml.safe_load((ROOT / "site" / "_toc.yml").read_text())
+    for part in toc["parts"]:
+        walk(part["chapters"])
+    return found
+
+
+def test_the_api_reference_documents_the_public_names_once(site):
+    api = site / "site" / "_generated" / "api"
+    limiters = api / "ratelab.limiters.html"
+    assert limiters.is_file(), "no API page for ratelab.limiters"
+    ids = {page: parse(page).ids for page in api.glob("*.html")}
+    assert "ratelab.limiters.make" in ids[limiters]
+    assert "ratelab.limiters.Limiter.allow" in ids[limiters]  # with its methods
+    assert "ratelab.replay.replay" in ids[api / "ratelab.replay.html"]
+    assert "ratelab.traces.loaders.load_log" in set().union(*ids.values())
+    everywhere = [i for page_ids in ids.values() for i in page_ids]
+    assert "ratelab.limiters.base.make" not in everywhere  # once, under its public name
+    assert "ratelab.make" not in everywhere
+    assert "prev x (1 - elapsed/W) + cur" in text_of(limiters)  # a docstring, rendered
+    # every module walked that imports has its section (its module target), none is dropped
+    configure = configure_module()
+    found = configure.modules()
+    missing = [m.name for m in found if m.module is not None
+               and f"module-{m.name}" not in everywhere]
+    assert not missing, f"modules with no section in the API reference: {missing}"
+    skipped = {m.name: m.skipped for m in found if m.skipped}
+    assert "ratelab.cli.__main__" in skipped  # importing it would run the command
+    index = text_of(api / "index.html")
+    for name in skipped:  # each left-out module is named, with its reason
+        assert name in index
+
+
+def test_the_cli_reference_shows_every_subcommands_help(site):
+    page = text_of(site / "docs" / "cli.html")
+    names = every_subcommand()
+    assert len(names) >= 17 and "datasets list" in names and "bench ingest" in names
+    for name in names:
+        assert f"$ ratelab {name} --help" in page and f"usage: ratelab {name}" in page, name
+    assert "Other subcommands" in page
+
+
+def test_every_subcommand_has_its_section_in_the_cli_reference():
+    """docs/cli.md: a section per subcommand, each including its generated help; the page's
+    fallback ("Other subcommands") is for the build, not a place to leave one."""
+    from ratelab.cli import parser
+
+    configure = configure_module()
+    text = (ROOT / "docs" / "cli.md").read_text()
+    included = set(configure.INCLUDE.findall(text))
+    for name, sub in configure.subcommands(parser()).items():
+        assert re.search(rf"^### `ratelab {re.escape(name)}[ `]", text, re.M), \
+            f"docs/cli.md has no section for ratelab {name}"
+        actions = configure.subcommands(sub)
+        assert name in included or any(f"{name}-{a}" in included for a in actions), \
+            f"docs/cli.md's section for ratelab {name} does not include its help"
+    pages, missing = configure.cli_pages(parser(), included)
+    assert missing == [] and "None: every subcommand" in pages["others.md"]
+    not_generated = {f"{k}.md" for k in included} - set(pages)  # an include of nothing
+    assert not not_generated, not_generated
+
+
+def test_the_guides_and_the_syllabus_are_published(site):
+    names = toc_files()
+    for page in guides():
+        assert f"docs/{page.stem}" in names, f"docs/{page.name} is not in site/_toc.yml"
+        assert (site / "docs" / f"{page.stem}.html").is_file(), f"no page for docs/{page.name}"
+    assert "notebooks/README" in names and "docs/architecture" in names
+    assert "Syllabus" in text_of(site / "notebooks" / "README.html")
+    assert len(guides()) >= 12
+
+
+def test_the_readme_is_a_front_door():
+    readme = (ROOT / "README.md").read_text()
+    lines = readme.splitlines()
+    assert len(lines) <= README_LINES, f"README.md has {len(lines)} lines (at most {README_LINES})"
+    for command in ("make lab", "make test"):
+        assert command in readme
+    links = set(markdown_links(ROOT / "README.md"))
+    for page in guides():  # it points at every guide
+        assert f"docs/{page.name}" in links, f"README.md does not link to docs/{page.name}"
+
+
+FENCE = re.compile(r"^(`{3,}|~{3,}).*?^\1\s*$", re.M | re.S)
+CODE = re.compile(r"`+[^`\n]*`+")
+LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def markdown_links(page: Path) -> list[str]:
+    """The targets of `page`'s Markdown links and images, outside code."""
+    text = CODE.sub("", FENCE.sub("", page.read_text(encoding="utf-8")))
+    return LINK.findall(text)
+
+
+def test_markdown_links_are_found_outside_code(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text("[a](x.md) `[b](y.md)` ![c](img.png \"t\")\n```\n[d](z.md)\n```\n"
+                    "[e](https://example.com) [f](#here)\n")
+    assert markdown_links(page) == ["x.md", "img.png", "https://example.com", "#here"]
+
+
+def test_every_relative_link_in_the_readme_and_the_guides_resolves():
+    broken = []
+    for page in [ROOT / "README.md", *guides()]:
+        for link in markdown_links(page):
+            url = urlsplit(link)
+            if url.scheme or url.netloc or not url.path:  # outside, or an anchor on the page
+                continue
+            target = (page.parent / unquote(url.path)).resolve()
+            if not target.is_file() or not target.is_relative_to(ROOT):
+                broken.append(f"{page.relative_to(ROOT)} → {link}")
+    assert not broken, "\n".join(broken)
+
+
+def test_plain_prose_docstrings_are_read_as_restructuredtext():
+    """site/docstrings.py: a docstring's table of names becomes a definition list, commands
+    continued with a backslash stay as written, and prose's | and * are not markup."""
+    import doctest
+    import inspect
+
+    from ratelab.limiters import Decision
+
+    docstrings = site_module("docstrings")
+    assert doctest.testmod(docstrings).failed == 0
+    lines = docstrings.plain_prose(inspect.getdoc(Decision).splitlines())
+    for name in ("allowed", "limit", "remaining", "retry_after", "reset_after", "delay"):
+        assert f"``{name}``" in lines, name
+    assert not any(line.startswith("allowed ") for line in lines)  # no table left as prose
+    retry = lines.index("``retry_after``")
+    assert lines[retry + 2].strip().startswith("sent at exactly")  # its continuation, kept
+    example = ["Run it:", "", "    ratelab race --strategy lua \\", "        --gateways 4", ""]
+    assert docstrings.plain_prose(example)[3:5] == ["    ::", ""]
+    assert docstrings.plain_prose(["not a *table*  and 2 * 3"]) == ["not a *table*  and 2 \\* 3"]
+
+
+def test_the_build_is_clean(site):
+    """No warning from Sphinx: a page, a link, a docstring autodoc could not read — each one
+    names its file and line."""
+    log = re.sub(r"\x1b\[[0-9;]*m", "", (site.parent.parent / "build.log").read_text())
+    warnings = [line for line in log.splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL):", line)]
+    assert not warnings, f"{len(warnings)} warnings:\n" + "\n".join(warnings[:20])

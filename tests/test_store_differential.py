@@ -1,7 +1,7 @@
 """SimStore against a real redis-server: the same commands, the same replies (error texts
 included).
 
-A seeded stream over every command SimStore implements (ratelab.store.differential; the large
+A seeded stream over every command SimStore implements (tests/differential.py; the large
 run is ``scripts/store_differential.py``), a check that the comparison catches a store that
 answers wrong, and a hypothesis search over short sequences."""
 
@@ -14,7 +14,7 @@ from budget import examples
 
 from ratelab.cluster.strategies import script
 from ratelab.store import RedisStore, SimStore, StoreError
-from ratelab.store.differential import COMMANDS_COVERED, SCRIPTS, command_stream, compare, plain
+from differential import COMMANDS_COVERED, SCRIPTS, command_stream, compare, plain
 from ratelab.store.sim import COMMANDS
 
 pytestmark = pytest.mark.service

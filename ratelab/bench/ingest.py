@@ -27,9 +27,12 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from .loaders import load_log
-from .population import Population
+from ..traces.fastclf import _blocks
+from ..traces.loaders import load_log
+from ..traces.population import Population
 
 ZONE = "-0400"
 """Time zone of the generated log's stamps (the NASA logs' EDT)."""
@@ -48,9 +51,6 @@ def write_clf_log(path, lines: int = 2_000_000, seed: int = 0, *, level: int = 6
     day; hosts are IPv4 addresses (70%) or host names; paths, methods, statuses and sizes are
     drawn from seeded, skewed tables. About one line in BROKEN_EVERY is cut short.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     if lines < 1:
         raise ValueError(f"lines must be at least 1, got {lines!r}")
     rng = np.random.default_rng(seed)
@@ -101,8 +101,6 @@ def write_clf_log(path, lines: int = 2_000_000, seed: int = 0, *, level: int = 6
 
 def _inflate(path) -> tuple[int, float, float]:
     """(bytes, wall s, CPU s) to decompress `path` block by block as the fast reader does."""
-    from .fastclf import _blocks
-
     w, c = time.perf_counter(), time.process_time()
     n = sum(len(b) for b in _blocks(Path(path), False))
     return n, time.perf_counter() - w, time.process_time() - c

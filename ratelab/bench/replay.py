@@ -35,8 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .limiters import make
-from .traces import Trace
+from ..limiters import make
+from ..replay import replay
+from ..traces import Trace
 
 LIMIT, WINDOW_S = 100, 60.0
 RATE_PER_S = LIMIT / WINDOW_S
@@ -123,8 +124,6 @@ def peak_rss_mb() -> float:
 
 def time_compiled(limiter, trace: Trace, repeat: int) -> tuple[float, float, float, object]:
     """(best CPU s, best wall s over `repeat` replays, wall s of the warm-up, a result)."""
-    from .replay import replay
-
     clock = Clock()
     replay(limiter, trace.head(10_000), progress=False)  # compile or load from cache
     warm = clock.elapsed()[1]
@@ -141,6 +140,7 @@ def time_compiled(limiter, trace: Trace, repeat: int) -> tuple[float, float, flo
 
 def time_limits(strategy: str, keys: list[str]) -> tuple[float, float, float]:
     """(decisions per CPU s, per wall s, share admitted) of `limits`' memory storage."""
+    # limits is the bench extra, optional: imported only when it is timed
     from limits import RateLimitItemPerMinute
     from limits.storage import MemoryStorage
     from limits.strategies import (FixedWindowRateLimiter, MovingWindowRateLimiter,
@@ -161,8 +161,6 @@ def time_limits(strategy: str, keys: list[str]) -> tuple[float, float, float]:
 def run(n_requests: int, n_keys: int, slice_n: int, seed: int, repeat: int,
         with_reference: bool = True, with_limits: bool = True, log=print) -> dict:
     """Build the trace, time every engine, and return the figures as a dict."""
-    from .replay import replay
-
     load_before = os.getloadavg()
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()

@@ -1,11 +1,12 @@
 """``ratelab bench``: decisions per second of the compiled replay, the reference, ``limits``;
-``ratelab bench ingest``: lines per second reading a gzip log (:mod:`ratelab.traces.cli`)."""
+``ratelab bench ingest``: lines per second reading a gzip log (:mod:`ratelab.cli.traces`)."""
 
 from __future__ import annotations
 
 import sys
 
-from ..cli_support import EnvironmentFailure, UsageError, command, count, seed
+from .support import EnvironmentFailure, UsageError, command, count, seed
+from .traces import add_bench_ingest
 
 DEFAULT_SLICE = 1_000_000
 
@@ -33,11 +34,9 @@ def add_bench(sub) -> None:
     # the other benchmarks are actions: `ratelab bench ACTION ...`; none is the replay above
     actions = p.add_subparsers(dest="bench_command", metavar="ACTION", required=False,
                                title="other benchmarks (ratelab bench ACTION --help)")
-    from ..traces.cli import add_bench_ingest
-
     add_bench_ingest(actions)
     ingest = actions.choices["ingest"]
-    replay_only = {a.dest: (a.option_strings[0], a.default) for a in p._actions
+    replay_only = {a.dest: (a.option_strings[0], a.default) for a in p.arguments
                    if a.dest in ("requests", "keys", "slice", "no_limits")}
     ingest.set_defaults(func=_refusing(replay_only, ingest.get_default("func")))
 
@@ -55,7 +54,7 @@ def _refusing(replay_only: dict, run):
 
 
 def run_bench(args):
-    from ..bench import run
+    from ..bench.replay import run  # the compiled replay: numba off `ratelab --help`
 
     if args.slice is not None and args.no_reference and args.no_limits:
         raise UsageError("--slice", "does nothing with both --no-reference and --no-limits "
@@ -80,6 +79,6 @@ def run_bench(args):
 
 
 def render_bench(figures: dict) -> str:
-    from ..bench import table
+    from ..bench.replay import table  # as above
 
     return "\n" + table(figures)

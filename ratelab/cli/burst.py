@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ..cli_support import command, count, flags, non_negative_number, per_second, seconds_or_inf
+from ..queueing import burst_report
+from .support import command, count, flags, non_negative_number, per_second, seconds_or_inf
 
 
 def add_burst(sub) -> None:
@@ -30,8 +31,6 @@ def add_burst(sub) -> None:
 
 def run_burst(args) -> dict:
     """The verdict and the largest burst that fits, as a record."""
-    from ..queueing import burst_report
-
     with flags(burst="--burst", rate_per_s="--rate", service_per_s="--service",
                max_wait_s="--max-wait", queue_limit="--queue-limit"):
         return burst_report(args.burst, args.rate, args.service, max_wait_s=args.max_wait,

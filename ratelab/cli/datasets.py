@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..cli_support import HelpFormatter, add_debug, command, seconds, table
-from ..datasets import ENV, NAMES
+from ..datasets import ENV, NAMES, catalogue, fetch, get, path, verify
+from .support import HelpFormatter, add_debug, command, seconds, table
 
 
 def add_datasets(sub) -> None:
@@ -43,8 +43,6 @@ def add_datasets(sub) -> None:
 
 
 def run_list(args) -> dict:
-    from ..datasets import catalogue
-
     return catalogue()
 
 
@@ -56,20 +54,14 @@ def render_list(r: dict) -> str:
 
 
 def run_path(args) -> dict:
-    from ..datasets import path
-
     return {"name": args.name, "path": str(path(args.name))}
 
 
 def run_verify(args) -> dict:
-    from ..datasets import get, verify
-
     return {"name": args.name, "path": str(verify(args.name)), "sha256": get(args.name).sha256,
             "ok": True}
 
 
 def run_fetch(args) -> dict:
-    from ..datasets import fetch
-
     return {"name": args.name,
             "path": str(fetch(args.name, args.dest, timeout_s=args.timeout, force=args.force))}

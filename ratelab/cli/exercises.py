@@ -1,18 +1,18 @@
 """``ratelab exercises ...``: parsing here, the work in the library (``ratelab grade`` is
-:mod:`ratelab.grading.cli`).
+:mod:`ratelab.cli.grade`).
 
-The rules it follows are in :mod:`ratelab.cli_support`.
+The rules it follows are in :mod:`ratelab.cli.support`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..cli_support import EnvironmentFailure, HelpFormatter, UsageError, add_debug, command, table
-from . import NAMES
+from .. import checkout
+from ..exercises import NAMES, module
+from ..exercises.build import SUFFIX, build
+from .support import EnvironmentFailure, HelpFormatter, UsageError, add_debug, command, table
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-EXERCISE_NOTEBOOKS = ROOT / "notebooks" / "exercises"
 
 
 # ---------------------------------------------------------------- ratelab exercises
@@ -35,7 +35,7 @@ def add_exercises(sub) -> None:
                             "--source into --out; a notebook whose text is unchanged is "
                             "reported as such.",
                 example="ratelab exercises build --out /tmp/student")
-    b.add_argument("--source", type=Path, default=EXERCISE_NOTEBOOKS,
+    b.add_argument("--source", type=Path, default=None,
                    help="folder of NN-topic-solution.ipynb notebooks (default: "
                         "notebooks/exercises)")
     b.add_argument("--out", type=Path, default=None,
@@ -49,9 +49,7 @@ def add_exercises(sub) -> None:
 
 def run_build(args) -> dict:
     """Build the student notebooks; the record lists each one."""
-    from .build import SUFFIX, build
-
-    source = args.source
+    source = args.source if args.source is not None else checkout.notebooks() / "exercises"
     if not source.is_dir() or not any(source.glob(f"*{SUFFIX}")):
         where = source if source.is_dir() else f"{source} (no such folder)"
         raise EnvironmentFailure(f"no *{SUFFIX} notebooks in {where}", "check --source")
@@ -70,8 +68,6 @@ def render_build(record: dict) -> str:
 
 def exercise_records() -> list[dict]:
     """One record per exercise: name, answer name, title, the teaching notebook it practises."""
-    from . import module
-
     return [{"exercise": n, "answer": module(n).EXERCISE.answer,
              "title": module(n).EXERCISE.title, "notebook": module(n).EXERCISE.notebook}
             for n in NAMES]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..cli_support import command, count, flags, seconds, table
+from .support import command, count, flags, seconds, table
 
 
 def add_fps(sub) -> None:
@@ -19,7 +19,7 @@ def add_fps(sub) -> None:
 
 
 def run_fps(args) -> dict:
-    from ..widgets import measure_all_fps
+    from ..widgets import measure_all_fps  # here: ipywidgets, matplotlib load for fps only
 
     with flags(frames="--frames", dt="--dt"):
         return measure_all_fps(args.frames, args.dt)

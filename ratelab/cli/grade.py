@@ -1,6 +1,6 @@
 """``ratelab grade ...``: parsing here, the work in :mod:`ratelab.grading`.
 
-The rules it follows are in :mod:`ratelab.cli_support`.
+The rules it follows are in :mod:`ratelab.cli.support`.
 """
 
 from __future__ import annotations
@@ -8,10 +8,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..cli_support import (EnvironmentFailure, UsageError, choices_help, command, count, flags,
+from .support import (EnvironmentFailure, UsageError, choices_help, command, count, flags,
                            seconds, seed, table, whole, words)
 from ..exercises import NAMES
-from .sandbox import Limits
+from ..grading.cases import read_cases, write_instructor_cases
+from ..grading.gradebook import read_course, read_roster
+from ..grading.grader import grade
+from ..grading.sandbox import IsolationUnavailable, Limits, detect
 
 MAKE_CASES = "make-cases"
 ISOLATION = {"auto": "bubblewrap, else user; refuses when neither works",
@@ -99,8 +102,6 @@ def run_grade(args) -> dict:
 
 
 def run_make_cases(args) -> dict:
-    from .cases import write_instructor_cases
-
     if args.submissions != [MAKE_CASES]:
         extra = " ".join(s for s in args.submissions if s != MAKE_CASES)
         raise UsageError("SUBMISSION", f"{MAKE_CASES} takes no submissions, got {extra}")
@@ -124,11 +125,6 @@ def _read(flag: str, path: Path | None, reader):
 
 
 def run_grading(args) -> dict:
-    from .cases import read_cases
-    from .gradebook import read_course, read_roster
-    from .grader import grade
-    from .sandbox import IsolationUnavailable, detect
-
     if args.cases is None:
         raise UsageError("--cases", "is required to grade (make the file with ratelab grade "
                                     f"{MAKE_CASES} --seed N --out cases.json)")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from ..cli_support import command
+from ..index import update_readme
+from .support import command
 
 
 def add_index(sub) -> None:
@@ -19,8 +20,6 @@ def add_index(sub) -> None:
 
 
 def run_index(args):
-    from ..index import update_readme
-
     r = update_readme(check=args.check)
     if args.check and not r["up_to_date"]:
         print("README.md's notebook index is stale: run `ratelab index`", file=sys.stderr)

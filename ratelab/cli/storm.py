@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli_support import (UsageError, choices_help, command, count, flags, interval_s,
+from .support import (UsageError, choices_help, command, count, flags, interval_s,
                            limiter_params, non_negative_seconds, per_second, seconds, seed,
                            table, words)
-from ..clients import BEHAVIOUR_HELP, BEHAVIOURS, DEFAULT_SURGE, Server
+from ..clients import BEHAVIOUR_HELP, BEHAVIOURS, DEFAULT_SURGE, Server, retry_storm
+from ..limiters import NAMES, REGISTRY
 
 DEFAULT_BEHAVIOURS = ("immediate", "exponential", "jitter", "retry-after-jitter")
 
@@ -41,10 +42,7 @@ def refuse_window(text: str):
 
 
 def add_storm(sub) -> None:
-    from ..limiters import NAMES
-    from ..limiters.params import EXAMPLES
-
-    defaults = "; ".join(f"{name}: " + ", ".join(f"{k}={v:g}" for k, v in EXAMPLES[name].items())
+    defaults = "; ".join(f"{name}: " + ", ".join(f"{k}={v:g}" for k, v in REGISTRY[name].example.items())
                          for name in NAMES)
     p = command(
         sub, "storm", run=run_storm, render=render_storm,
@@ -88,8 +86,6 @@ def add_storm(sub) -> None:
 
 def run_storm(args) -> dict:
     """The storm's record: the scenario and one row per behaviour."""
-    from ..clients import retry_storm
-
     params = limiter_params(args.limiter, args.param)
     if args.surge is not None and args.surge[1] > args.duration:
         raise UsageError("--surge", f"{','.join(f'{x:g}' for x in args.surge)} ends after "

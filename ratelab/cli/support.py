@@ -2,10 +2,10 @@
 
 How to add a subcommand
 -----------------------
-1. Write ``add_<name>(sub)`` in a CLI module of its own area (``ratelab/<area>/cli.py``, or
-   ``ratelab/commands/<name>.py`` for a top-level library module): never in a library module.
-   Register ``("ratelab.<area>.cli", "add_<name>")`` in ``ratelab.cli.COMMANDS``. Build the
-   parser with :func:`command`::
+1. Write ``add_<name>(sub)`` in a module of this package (``ratelab/cli/<name>.py``): never
+   in a library module (a test fails for argparse anywhere else). Register
+   ``("ratelab.cli.<name>", "add_<name>")`` in ``ratelab.cli.COMMANDS``. Build the parser with
+   :func:`command`::
 
        def add_burst(sub):
            p = command(sub, "burst", run=run_burst, render=render_burst,
@@ -33,7 +33,7 @@ How to add a subcommand
    for people (use :func:`table` for rows). The library function behind the command returns
    that same record, so a notebook gets what the command line shows. Return
    ``(record, exit_code)`` to exit non-zero with a record, or an int when there is no record
-   (``lab``, ``index``). Document the record's keys in the README's CLI reference.
+   (``lab``, ``index``). Document the record's keys in the CLI reference, ``docs/cli.md``.
 
 4. Errors. A user mistake that argparse cannot see raises ``UsageError("--flag", "what is
    wrong and what would be valid")``: one line, exit 2. A library ValueError names a Python
@@ -57,9 +57,13 @@ import json
 import math
 import re
 import sys
+import traceback
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from ..limiters import make
+from ..limiters.params import parse
 
 # ---------------------------------------------------------------- errors
 
@@ -141,8 +145,6 @@ def _environment(e: BaseException) -> EnvironmentFailure | None:
 def report(prog: str, e: BaseException, debug: bool = False) -> int:
     """Print `e` as one line on stderr (with a traceback first if `debug`); the exit code."""
     if debug:
-        import traceback
-
         traceback.print_exception(e, file=sys.stderr)
     env = _environment(e)
     if isinstance(e, UsageError):
@@ -167,7 +169,40 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("allow_abbrev", False)  # a flag is what was typed, never a prefix
         kwargs.setdefault("formatter_class", HelpFormatter)
+        self.arguments: list[argparse.Action] = []
+        """Every argument added, groups' included (argparse keeps its own list private)."""
         super().__init__(*args, **kwargs)
+        self.commands: dict[str, argparse.ArgumentParser] = {}
+        """The subcommands' parsers by name, once :meth:`add_subparsers` made them."""
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.arguments.append(action)
+        return action
+
+    def add_argument_group(self, *args, **kwargs):
+        return self._recording(super().add_argument_group(*args, **kwargs))
+
+    def add_mutually_exclusive_group(self, **kwargs):
+        return self._recording(super().add_mutually_exclusive_group(**kwargs))
+
+    def _recording(self, group):
+        """`group`, its arguments also recorded in :attr:`arguments`."""
+        add = group.add_argument
+
+        def add_argument(*args, **kwargs) -> argparse.Action:
+            action = add(*args, **kwargs)
+            self.arguments.append(action)
+            return action
+
+        group.add_argument = add_argument
+        return group
+
+    def add_subparsers(self, **kwargs):
+        """argparse's, with the subcommands' parsers kept by name in :attr:`commands`."""
+        action = super().add_subparsers(**kwargs)
+        self.commands = action.choices
+        return action
 
     def error(self, message: str):  # noqa: D401 - argparse's hook
         raise UsageError(None, _reword(message, self))
@@ -199,9 +234,9 @@ def suggest(got: str, choices: Iterable[str]) -> str:
     return f"; did you mean {near[0]}?" if near else ""
 
 
-def options_of(parser: argparse.ArgumentParser) -> list[str]:
+def options_of(parser: Parser) -> list[str]:
     """Every option string `parser` accepts (``--window``, ``-h`` ...)."""
-    return [s for a in parser._actions for s in a.option_strings]
+    return [s for a in parser.arguments for s in a.option_strings]
 
 
 def unrecognized(extra: Sequence[str], parser: argparse.ArgumentParser) -> str:
@@ -287,7 +322,7 @@ def command(sub, name: str, *, run: Callable, help: str, description: str, examp
                        **kwargs)
     if render is not None:
         p.add_argument("--json", action="store_true",
-                       help="print the record as JSON (keys: see the README's CLI reference)")
+                       help="print the record as JSON (keys: see docs/cli.md)")
     add_debug(p)
     p.set_defaults(func=run, render=render, _parser=p)
     return p
@@ -445,9 +480,6 @@ def words(choices: Sequence[str]):
 def limiter_params(algorithm: str, items: list[str] | None, flag: str = "--param") -> dict:
     """The parameters of registry `algorithm` from ``--param NAME=VALUE`` items, checked
     against its signature, with that algorithm's own defaults; a UsageError naming `flag`."""
-    from .limiters import make
-    from .limiters.params import parse
-
     try:
         params = parse(algorithm, items)
         make(algorithm, **params)  # the class checks ranges (rate > 0 ...)

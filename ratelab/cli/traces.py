@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
-from ..cli_support import (EnvironmentFailure, HelpFormatter, UsageError, add_debug, command,
+from .support import (EnvironmentFailure, HelpFormatter, UsageError, add_debug, command,
                            count, seed)
 
-from .loaders import ENGINES, FORMATS
-from .tables import TABLE_FORMATS, TIME_FORMATS
+from ..traces.loaders import ENGINES, FORMATS, load_log
+from ..traces.tables import TABLE_FORMATS, TIME_FORMATS, write_parquet
 
 
 def add_input_options(p: argparse.ArgumentParser, what: str = "the file") -> None:
@@ -50,8 +51,6 @@ def add_input_options(p: argparse.ArgumentParser, what: str = "the file") -> Non
 def read_input(path, args, option: str = "--trace", progress: bool = True):
     """The trace of the file at `path`, read as `args` say; ValueError naming `option` for a
     file that cannot be read (missing, damaged, nothing in it)."""
-    from .loaders import load_log
-
     try:
         return load_log(path, args.format, engine=args.reader, progress=progress, warn=False,
                         time_col=args.time_col, key_col=args.key_col,
@@ -97,8 +96,6 @@ def convert(log, out, args=None, progress: bool = True) -> dict:
 
     A ValueError naming LOG for a file that is empty or not a log, naming OUT for an OUT
     whose name does not end in .parquet; FileNotFoundError for a missing `log`."""
-    from .tables import write_parquet
-
     out = Path(out)
     if out.suffix != ".parquet":
         raise ValueError(f"OUT: {out} should end in .parquet")
@@ -159,9 +156,7 @@ def add_bench_ingest(actions) -> None:
 
 
 def run_bench_ingest(args):
-    import tempfile
-
-    from . import ingest_bench
+    from ..bench import ingest as ingest_bench  # pyarrow and numba: 0.6 s off `ratelab --help`
 
     if args.log is not None:
         given = [f for f, v in (("--lines", args.lines != 2_000_000), ("--seed", args.seed != 0),
@@ -193,6 +188,6 @@ def run_bench_ingest(args):
 
 
 def render_bench_ingest(figures: dict) -> str:
-    from .ingest_bench import table
+    from ..bench.ingest import table  # as above: only when the bench ran
 
     return "\n" + table(figures)

@@ -13,10 +13,12 @@ import numpy as np
 
 from ..limiters.base import non_negative, positive, whole
 from ..clock import to_ticks
+from ..store.real import RedisStore
 from ..store.sim import SimStore
 from .interleave import Outcome, interleavings
 from .sim import Faults, Latency, Request, Run, burst, simulate, steady
 from .strategies import Strategy, make_strategy
+from .threads import run_threads
 
 RACE_WINDOW_S = 60.0
 """Races run inside one 60 s calendar window: every request falls in window 0."""
@@ -70,9 +72,6 @@ def race(strategy: str, gateways: int = 4, requests: int = 200, limit: int = 100
                        seed=seed)
         admitted, rtt = run.admitted, run.round_trips_per_request()
     else:
-        from ..store.real import RedisStore
-        from .threads import run_threads
-
         real = RedisStore(store)
         try:
             key = f"ratelab:race:{strategy}:{seed}"

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
+
 from ..plot import COLORS, use_style
 from .sim import CommandRecord, DecisionRecord
 
@@ -22,8 +25,6 @@ def swimlane(commands: Sequence[CommandRecord], decisions: Sequence[DecisionReco
     the store with what it was and the reply; each decision is marked on its gateway's lane.
     A legend (below the panel) tells the request arrows from the reply arrows.
     """
-    import matplotlib.pyplot as plt
-
     use_style()
     if ax is None:
         _, ax = plt.subplots(figsize=(WIDTH_IN, lane_height(commands, decisions)))
@@ -70,8 +71,6 @@ def swimlane(commands: Sequence[CommandRecord], decisions: Sequence[DecisionReco
 
 def legend_handles() -> list:
     """Proxies for the legend: request and reply arrows, execution at the store, decisions."""
-    from matplotlib.lines import Line2D
-
     grey = COLORS["limit"]
     return [
         Line2D([], [], color=grey, lw=1.4, label="request: gateway → store"),
@@ -96,8 +95,6 @@ def swimlanes(runs: Sequence[tuple[Sequence[CommandRecord], Sequence[DecisionRec
     `runs` are (commands, decisions, title) triples. Use this, not side-by-side axes, to
     compare runs: each panel keeps the full width, so its labels stay readable.
     """
-    import matplotlib.pyplot as plt
-
     use_style()
     heights = [lane_height(c, d) for c, d, _ in runs]
     fig, axes = plt.subplots(len(runs), 1, figsize=(WIDTH_IN, sum(heights)), sharex=True,

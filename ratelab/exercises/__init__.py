@@ -5,7 +5,7 @@
 
 A check runs the answer beside the reference limiter on the suite's own timelines and on seeded
 random streams, and prints "the public checks passed", "not attempted" or "wrong" with the
-first disagreeing request as a short timeline. ``EXERCISES`` maps each name to its module.
+first disagreeing request as a short timeline. :func:`module` gives each name's module.
 
 The teaching notebooks' predict-then-run questions use :func:`reveal` (``ratelab.exercises.predict``):
 the reader writes a number, the next cell measures it and says how close it was.

@@ -4,7 +4,7 @@ This runs where the student's code lives — the sandbox's kernel when a noteboo
 (:func:`serve`), or the learner's own kernel when ``check()`` runs there (:class:`LocalPort`).
 It knows nothing of the checks: it looks an answer up by name, calls it (or a method of an
 object it made, or resumes a generator) with the inputs it is sent, and replies with plain data
-(:func:`ratelab.grading.protocol.plain`) or with what went wrong in the student's words:
+(:func:`ratelab.exercises.protocol.plain`) or with what went wrong in the student's words:
 
 * ``{"value": ...}`` — the return value; ``"states"`` gives back the Generators it was handed;
 * ``{"handle": n, "kind": "object" | "generator", "methods": [...]}`` — an object kept here;
@@ -26,6 +26,7 @@ import socket
 import sys
 import sysconfig
 import threading
+import traceback
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Mapping
@@ -98,8 +99,6 @@ def is_library(filename: str) -> bool:
 
 def student_frame(e: BaseException) -> str:
     """' (line N: 'source')' for the innermost frame of the student's own code, or ''."""
-    import traceback
-
     frames = [f for f in traceback.extract_tb(e.__traceback__) if not is_library(f.filename)]
     if not frames:
         return ""
@@ -231,6 +230,7 @@ def _exception(error: dict) -> BaseException:
     """The exception a checker throws into a generator (a store's error reply, mostly)."""
     message = str(error.get("message", ""))
     if error.get("type") == "StoreError":
+        # ratelab.store brings redis-py (~0.15 s): only for a store's error reply
         from ..store.errors import StoreError
 
         return StoreError(message)

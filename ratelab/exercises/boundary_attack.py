@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..limiters import make
+from ..metrics import max_in_window
 from .casekit import UNIX_S, count
 from .core import AnswerFailed, Exercise, Failure, Mismatch, as_number, call, fmt
 from ._limiter_kit import verbs
@@ -27,7 +29,7 @@ def attack(limit, window_s, boundary):
 class BoundaryExercise(Exercise):
     name = "boundary_attack"
     answer = "attack"
-    references = ("ratelab.bursts.boundary_attack",)
+    references = ("ratelab.bursts.boundary_attack", "ratelab.traces.generators.boundary_attack")
     title = "The boundary attack on a fixed window"
     notebook = "03-windows"
 
@@ -63,9 +65,6 @@ class BoundaryExercise(Exercise):
         return out
 
     def run_case(self, answer, case, **options):
-        from ..limiters import make
-        from ..metrics import max_in_window
-
         limit, w = case["limit"], case["window_s"]
         boundary = case["boundary"] if case["boundary"] is not None else case["k"] * w
         if not callable(answer):

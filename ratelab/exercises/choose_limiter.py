@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from ..limiters import make
+from ..queueing import lindley_waits, md1_wait_s
 from .core import AnswerFailed, Exercise, Failure, Mismatch, call
 from ._limiter_kit import verbs
 
@@ -32,7 +34,7 @@ FLOOD_S = 30.0
 
 def choose(service_per_s, max_wait_s, max_mean_wait_s, demand_per_s):
     """(name, params) of a limiter for make() that keeps the service within its limits."""
-    from ratelab.queueing import largest_burst
+    from ratelab.queueing import largest_burst  # in the answer, so that it stands alone
 
     service_s = 1 / service_per_s
     # M/D/1: Wq = S rho / (2 (1 - rho)) <= w  <=>  rho <= 2w / (S + 2w)
@@ -92,9 +94,6 @@ class ChooseExercise(Exercise):
         return out
 
     def run_case(self, answer, case, **options):
-        from ..limiters import make
-        from ..queueing import lindley_waits, md1_wait_s
-
         mu, w = case["service_per_s"], case["max_wait_s"]
         mean_w, demand = case["max_mean_wait_s"], case["demand_per_s"]
         if not callable(answer):

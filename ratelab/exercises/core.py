@@ -25,7 +25,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..limiters import make
 from . import proxy
+from .casekit import timeline_kinds
 from .errors import AnswerFailed
 
 VERDICTS = ("passed", "not attempted", "wrong")
@@ -365,8 +367,6 @@ class TimelineExercise(Exercise):
         """More random streams, then the kinds the public cases lack: window edges, Unix-epoch
         times, long idle gaps and (where the answer takes one) costs up to the limit. The
         answer holds one key: there is no many-keys case."""
-        from .casekit import timeline_kinds
-
         return self.random_cases(rng, self.random_count) + timeline_kinds(
             rng, self.shape, costs=self.cost_kind)
 
@@ -416,8 +416,6 @@ class RefLimiter:
     before the request, ``step`` is ``allow`` turned into the exercise's fields."""
 
     def __init__(self, name: str, params: dict, fields: Callable[[Any, Any, float], dict]) -> None:
-        from ..limiters import make
-
         self.limiter = make(name, **params)
         self.fields = fields
 

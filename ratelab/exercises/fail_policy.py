@@ -11,6 +11,7 @@ requirement held: "never over the limit" means nothing slipped through beyond th
 
 from __future__ import annotations
 
+from ..cluster.experiments import outage_effect
 from .casekit import count
 from .core import AnswerFailed, Exercise, Failure, Mismatch, call
 from ._limiter_kit import verbs
@@ -82,8 +83,6 @@ class FailExercise(Exercise):
         return out
 
     def run_case(self, answer, case, **options):
-        from ..cluster.experiments import outage_effect
-
         reqs = case["requirements"]
         if not callable(answer):
             raise AnswerFailed("bad return", "the answer must be a function fail_policy(...)")

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+from .. import http
+from ..limiters import make
 from .casekit import Shape, count, with_costs
 from .core import AnswerFailed, Field, TimelineExercise, call
 from ._limiter_kit import verbs
@@ -36,8 +38,6 @@ def headers(decision, quota, window_s):
 
 def _read(h: dict) -> dict:
     """What a client reads from headers: Retry-After, and the parsed RateLimit fields."""
-    from .. import http
-
     if not isinstance(h, dict):
         raise AnswerFailed("bad return", f"headers returned {type(h).__name__}; expected a dict")
     lower = {str(k).lower(): v for k, v in h.items()}
@@ -56,8 +56,6 @@ def _read(h: dict) -> dict:
 
 class _Ref:
     def __init__(self, params):
-        from ..limiters import make
-
         self.params = params
         self.limiter = make(params["limiter"], **params["limiter_params"])
         self.decision = None
@@ -66,8 +64,6 @@ class _Ref:
         return {}
 
     def step(self, now, cost):
-        from .. import http
-
         d = self.limiter.allow("k", now, cost)
         policy = http.Policy("default", self.params["quota"], self.params["window_s"])
         expected = _read(dict(http.respond(d, policy, x_headers=False).headers))

@@ -20,7 +20,12 @@ from __future__ import annotations
 import inspect
 import uuid
 
+from ..cluster.experiments import show_schedule
+from ..cluster.interleave import interleavings
+from ..cluster.sim import execute
 from ..cluster.strategies import Strategy, window_key
+from ..store import RedisStore, SimStore
+from ..store.errors import StoreError
 from .casekit import GRID_S, count, grid_times, on_grid, unix_start
 from .core import AnswerFailed, Exercise, Failure, Mismatch, call
 from ._limiter_kit import verbs
@@ -78,9 +83,6 @@ class _Answer(Strategy):
 
 def _drive(program, conn):
     """Run a program to its end on one connection; its result."""
-    from ..cluster.sim import execute
-    from ..store.errors import StoreError
-
     try:
         cmd = next(program)
         while True:
@@ -137,12 +139,8 @@ class LuaExercise(Exercise):
     def run_case(self, answer, case, redis_url=None, **options):
         if case["kind"] == "exhaustive":
             return self._exhaustive(answer, case)
-        from ..store import SimStore
-
         n = self._sequential(answer, case, SimStore(), "sim", "rl")
         if redis_url:
-            from ..store import RedisStore
-
             store = RedisStore(redis_url)
             try:
                 n += self._sequential(answer, case, store, "redis",
@@ -199,9 +197,6 @@ class LuaExercise(Exercise):
         return len(case["times"])
 
     def _exhaustive(self, answer, case):
-        from ..cluster.experiments import show_schedule
-        from ..cluster.interleave import interleavings
-
         limit, clients = case["limit"], case["clients"]
 
         def setup(store):

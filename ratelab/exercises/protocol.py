@@ -25,6 +25,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 MAX_MESSAGE_BYTES = 16 * 2**20
 """The largest message either side accepts (a reply past it is a bad return)."""
 
@@ -154,12 +156,11 @@ def decode(value: Any) -> Any:
     if tag == "bytes":
         return base64.b64decode(value["base64"])
     if tag == "StoreError":
+        # ratelab.store brings redis-py (~0.15 s): only for a store's error reply
         from ..store.errors import StoreError
 
         return StoreError(value["message"])
     if tag == "Generator":
-        import numpy as np
-
         rng = np.random.default_rng()
         rng.bit_generator.state = value["state"]
         return rng

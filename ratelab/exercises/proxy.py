@@ -2,8 +2,8 @@
 
 A checker calls ``answer(1.0, 2)``, builds ``answer(limit=3)`` and calls its ``allow``, or
 drives a generator, exactly as it would the student's own objects; each call becomes a request
-on a *port* and comes back as plain data (:mod:`ratelab.grading.protocol`). The port is either
-the learner's own kernel (:class:`ratelab.grading.answers.LocalPort`, what ``check()`` uses) or
+on a *port* and comes back as plain data (:mod:`ratelab.exercises.protocol`). The port is either
+the learner's own kernel (:class:`ratelab.exercises.answers.LocalPort`, what ``check()`` uses) or
 a sandboxed process's socket (what the grader uses): one code path, one verdict.
 
 What the student's code raised, how long it ran, or a return that is not plain data come back
@@ -16,7 +16,8 @@ from __future__ import annotations
 import time
 from typing import Any, Protocol
 
-from ..grading.protocol import encode, error_name, unplain
+from .answers import LocalPort
+from .protocol import encode, error_name, unplain
 from .errors import AnswerFailed
 
 
@@ -196,8 +197,6 @@ def lookup(port: Port, name: str, budget: Budget | None = None) -> Answer | None
 
 def local(answer: Any, name: str) -> Answer:
     """`answer` (a learner's own object) behind a LocalPort: checked as the grader checks."""
-    from ..grading.answers import LocalPort
-
     if isinstance(answer, Answer):
         return answer
     found = lookup(LocalPort({name: answer}), name)

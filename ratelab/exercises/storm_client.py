@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..clients import Behaviour, Server, poisson_demand, simulate
+from ..limiters import make
 from .casekit import count
 from .core import AnswerFailed, Exercise, Failure, Mismatch, as_number, call
 from ._limiter_kit import verbs
@@ -43,8 +45,6 @@ def retry_delay(attempt, view, rng):
 
 
 def _behaviour(fn, label):
-    from ..clients import Behaviour
-
     @dataclass(frozen=True, kw_only=True)
     class Answer(Behaviour):
         @property
@@ -62,9 +62,6 @@ def _behaviour(fn, label):
 
 
 def _run(fn, label, case):
-    from ..clients import Server, poisson_demand, simulate
-    from ..limiters import make
-
     times, clients = poisson_demand(case["clients"], case["rate_per_client"], case["duration_s"],
                                     np.random.default_rng(case["seed"]),
                                     surge=tuple(case["surge"]))

@@ -22,16 +22,23 @@ that breaks never stops the batch. Verdicts are a fixed set and scores lie in [0
 from __future__ import annotations
 
 import os
+import pickle
 import pwd
+import resource
+import select
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
+
+import ratelab
 
 from ..exercises import module
 from ..exercises.core import CASE_TIME_LIMIT_S
@@ -41,8 +48,9 @@ from .cases import read_cases
 from .gradebook import (Course, ExerciseResult, Graded, Identity, Roster, RunInfo, clamp_score,
                         identify, write_gradebook)
 from .originality import borrowed
-from .protocol import NotPlain, ProtocolError, receive, send
-from .sandbox import Limits, Sandbox, detect, student_package
+from ..exercises.protocol import NotPlain, ProtocolError, receive, send
+from .sandbox import Limits, Sandbox, detect
+from .student_build import student_package
 
 MAX_RUNS = 3
 """How many times one submission's sandbox may be started (the first run and two restarts)."""
@@ -146,8 +154,6 @@ class Run:
 
     @staticmethod
     def _python() -> str:
-        import sys
-
         return sys.executable
 
     def _hand_over(self) -> None:
@@ -235,6 +241,7 @@ class Options:
 
 def _notebook_problem(path: Path) -> tuple[str | None, list[str]]:
     """Why `path` is not a readable notebook (or None), and its code cells' sources."""
+    # ~2.6 s to import (jsonschema); every `ratelab` command loads this module: only to grade
     import nbformat
 
     try:
@@ -291,11 +298,6 @@ def check_in_child(name: str, port, extra_cases: list[dict], case_limit_s: float
     """check_answer in a forked child of the grader, killed after `timeout_s`: for exercises
     whose student code runs here (``Exercise.runs_here``, a Lua script in SimStore), where one
     long C call of the script could otherwise hang the grader, or a script fill its memory."""
-    import pickle
-    import resource
-    import select
-    import signal
-
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: check, send the row, leave without running the parent's exits
@@ -461,8 +463,6 @@ def grade(submissions: list[Path], cases_path: Path, out_csv: Path,
 
     `warn` hears, before the first submission runs, what the isolation chosen does not
     guarantee. Returns the gradebook's record, with the isolation and the warnings."""
-    import ratelab
-
     cases_path, out_csv = Path(cases_path).resolve(), Path(out_csv).resolve()
     data = read_cases(cases_path)
     cases = data["exercises"]

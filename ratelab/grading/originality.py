@@ -42,6 +42,7 @@ class Use:
 def python_source(source: str) -> str:
     """A cell's source as plain Python: IPython's magics and shell escapes transformed."""
     try:
+        # IPython is optional here (the fallback below) and ~0.1 s on every `ratelab` command
         from IPython.core.inputtransformer2 import TransformerManager
 
         return TransformerManager().transform_cell(source)

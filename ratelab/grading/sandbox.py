@@ -8,8 +8,8 @@ submission unconfined: it raises :class:`IsolationUnavailable` when neither conf
 ``bwrap`` — bubblewrap builds a new root holding only what Python and a Jupyter kernel need:
     /usr (with the /bin, /lib, /lib64, /sbin links or folders as the host has them), the Python
     installation and the virtualenv, read-only at their own paths (only the venv folder, not the
-    project checkout around it), the student build of ratelab (:func:`student_package`),
-    read-only, also bound over the real package's folder so that an editable install finds the
+    project checkout around it), the student build of ratelab
+    (:func:`ratelab.grading.student_build.student_package`), read-only, also bound over the real package's folder so that an editable install finds the
     build, a generated /etc (passwd and group with root and nobody, hosts with localhost, the
     loader's cache, nsswitch.conf, localtime, fonts), /dev, its own /proc, an empty private
     /tmp (a tmpfs of 4 x ``file_mb``), and the scratch folder, the only place besides /tmp it can
@@ -69,6 +69,7 @@ import functools
 import itertools
 import json
 import grp
+import importlib.util
 import os
 import pwd
 import resource
@@ -309,18 +310,8 @@ def _package_mounts(package: Path | None) -> list[_Mount]:
     return out
 
 
-def student_package(dest: Path) -> Path:
-    """Write the student build of ratelab into `dest`/ratelab; returns `dest`, the folder to put
-    on PYTHONPATH (:func:`ratelab.grading.student_build.student_package`)."""
-    from .student_build import student_package as write_build  # not stdlib: imported late
-
-    return write_build(dest)
-
-
 def installed_package() -> Path:
     """The folder of the ratelab package this process imports (the checkout's, when editable)."""
-    import importlib.util
-
     spec = importlib.util.find_spec("ratelab")
     return Path(spec.origin).resolve().parent
 

@@ -22,10 +22,10 @@ from pathlib import Path
 from ..exercises import NAMES
 from .sandbox import installed_package
 
-SANDBOX_MODULES = ("__init__.py", "worker.py", "answers.py", "protocol.py")
+SANDBOX_MODULES = ("__init__.py", "worker.py")
 """The modules of ratelab/grading/ that run inside the sandbox (copied when they exist)."""
 
-KEPT_EXERCISE_MODULES = ("predict.py",)
+KEPT_EXERCISE_MODULES = ("predict.py", "answers.py", "protocol.py")
 """Modules of ratelab/exercises/ copied as they are (they know no answers)."""
 
 CHECKED_BY_GRADER = "{name}: your answer is checked by the grader, not in this notebook"

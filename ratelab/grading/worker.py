@@ -9,7 +9,7 @@ indices), and then does what the grader asks, one message at a time:
   "status": "ok" | "raised" | "timeout" | "died", ...}``;
 * ``{"op": "serve", "socket": path, "timeout_s": t}`` — run, in the same kernel, a last cell
   that answers the grader's calls on the unix socket `path`
-  (:func:`ratelab.grading.answers.serve`) until the grader says goodbye.
+  (:func:`ratelab.exercises.answers.serve`) until the grader says goodbye.
 
 The grader keeps its own clock on every step: a cell that ignores the interrupt is ended by the
 grader killing the sandbox, never by this process's good will. Nothing here compares answers.
@@ -17,7 +17,6 @@ grader killing the sandbox, never by this process's good will. Nothing here comp
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import os
 import pwd
@@ -27,12 +26,16 @@ import sys
 import time
 from pathlib import Path
 
-from .protocol import ProtocolError, receive, send
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+from ..exercises.protocol import ProtocolError, receive, send
 
 PR_SET_DUMPABLE = 4
 
 SERVE_CELL = """\
-import ratelab.grading.answers as _ratelab_answers
+import ratelab.exercises.answers as _ratelab_answers
 _ratelab_answers.serve({path!r}, globals())
 """
 
@@ -64,9 +67,6 @@ class Notebook:
     """The submission's notebook and its kernel, one cell at a time."""
 
     def __init__(self, path: Path) -> None:
-        import nbformat
-        from nbclient import NotebookClient
-
         self.nb = nbformat.read(path, as_version=4)
         self.client = NotebookClient(self.nb, timeout=60, kernel_name="python3",
                                      allow_errors=False, interrupt_on_timeout=True,
@@ -78,8 +78,6 @@ class Notebook:
 
     def run(self, index: int, timeout_s: float) -> dict:
         """Run cell `index`; what became of it."""
-        from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
-
         cell = self.nb.cells[index]
         self.client.timeout = max(1, int(timeout_s))
         started = time.monotonic()
@@ -99,8 +97,6 @@ class Notebook:
 
     def serve(self, path: str, timeout_s: float) -> dict:
         """Run the cell that answers the grader's calls on `path`, until it is done."""
-        import nbformat
-
         cell = nbformat.v4.new_code_cell(SERVE_CELL.format(path=path))
         self.nb.cells.append(cell)
         return self.run(len(self.nb.cells) - 1, timeout_s)
@@ -134,19 +130,30 @@ def _become(user: str) -> None:
     os.setuid(entry.pw_uid)
 
 
+ORDERS = ("--notebook", "--fd", "--drop-to")
+"""What the grader tells the worker on its command line (``Run.start`` builds it): the
+notebook's path, the socket's file descriptor, and the user to become first (bwrap as root)."""
+
+
+def orders(argv: list[str]) -> dict[str, str]:
+    """The grader's orders from `argv` (``--notebook PATH --fd N [--drop-to USER]``); a
+    ValueError naming what is wrong for anything else (no person types this line)."""
+    given = dict(zip(argv[::2], argv[1::2]))
+    if len(argv) % 2 or set(given) - set(ORDERS) or not {"--notebook", "--fd"} <= set(given):
+        raise ValueError(f"the worker takes {' '.join(ORDERS)} (the last optional), got {argv}")
+    return given
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="the grading worker (started by ratelab grade)")
-    p.add_argument("--notebook", type=Path, required=True)
-    p.add_argument("--fd", type=int, required=True)
-    p.add_argument("--drop-to", default=None, help="become this user first (bwrap as root)")
-    args = p.parse_args(argv)
-    if args.drop_to:
-        _become(args.drop_to)
+    given = orders(sys.argv[1:] if argv is None else list(argv))
+    if "--drop-to" in given:
+        _become(given["--drop-to"])
     _not_dumpable()
-    os.set_inheritable(args.fd, False)  # closed on exec: the kernel never gets it
-    sock = socket.socket(fileno=args.fd)
+    fd = int(given["--fd"])
+    os.set_inheritable(fd, False)  # closed on exec: the kernel never gets it
+    sock = socket.socket(fileno=fd)
     try:
-        work(args.notebook.resolve(), sock)
+        work(Path(given["--notebook"]).resolve(), sock)
     except Exception as e:  # noqa: BLE001 - the grader writes it in the rows
         try:
             send(sock, {"event": "failed", "reason": f"{type(e).__name__}: {e}"[:500]})

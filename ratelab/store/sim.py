@@ -18,7 +18,7 @@ then answers EXECABORT and runs none of it.
 
 What SimStore follows is redis-server 7.0 (:data:`~ratelab.store.lualib.REDIS_VERSION`), held
 to it by a seeded differential run over every command here
-(:mod:`ratelab.store.differential`, ``scripts/store_differential.py``). Scripts see what
+(``tests/differential.py``, ``scripts/store_differential.py``). Scripts see what
 :mod:`ratelab.store.lualib` describes (cjson, bit, redis.setresp ...). BYLEX ranges walk a
 sorted set as Redis walks a small one (up to 128 members). SCRIPT HELP and SCRIPT DEBUG are
 not here (answered as unknown subcommands).
@@ -38,6 +38,8 @@ import hashlib
 import math
 import re
 from typing import Any, Callable
+
+import lupa.lua51 as lupa
 
 from . import errors as E
 from .errors import StoreError
@@ -761,8 +763,6 @@ class SimStore:
         Python's reachable from Lua, and a memory allocator that the prelude turns the
         memory limit on in while a script runs (:meth:`_memory_limit`)."""
         if self._lua is None:
-            import lupa.lua51 as lupa
-
             self._memory_limit_bytes = self.script_memory_limit_bytes
             lua = self._lua = lupa.LuaRuntime(
                 unpack_returned_tuples=True, register_eval=False, register_builtins=False,
@@ -1010,8 +1010,6 @@ def _no_python_attributes(obj: Any, name: Any, is_setting: bool) -> None:
 
 
 def _is_table(x: Any) -> bool:
-    import lupa.lua51 as lupa
-
     return lupa.lua_type(x) == "table"
 
 
@@ -1034,8 +1032,6 @@ def _prelude_bytecode() -> bytes:
     """The script prelude compiled once per process (Lua bytecode loads several times faster
     than the source compiles, and every SimStore that runs a script needs it)."""
     if not _PRELUDE_BYTECODE:
-        import lupa.lua51 as lupa
-
         dump = lupa.LuaRuntime(encoding=None).eval(
             "function(s) return string.dump(assert(loadstring(s, '=prelude'))) end")
         _PRELUDE_BYTECODE.append(dump(PRELUDE.encode()))

@@ -11,8 +11,8 @@ import pytest
 
 from ratelab.exercises import module
 from ratelab.exercises.proxy import AnswerFunction, lookup
-from ratelab.grading.answers import LocalPort, is_library
-from ratelab.grading.protocol import NotPlain, decode, encode, plain, unplain
+from ratelab.exercises.answers import LocalPort, is_library
+from ratelab.exercises.protocol import NotPlain, decode, encode, plain, unplain
 
 
 @pytest.mark.parametrize("value, expected", [

@@ -171,7 +171,7 @@ if os.fork() == 0:           # a daemon, detached twice, that would plant a file
 
 FORGE = '''
 import ratelab.exercises.token_bucket_take as ex
-import ratelab.grading.answers as answers
+import ratelab.exercises.answers as answers
 ex.check = lambda *a, **k: print("token_bucket_take: the public checks passed")
 _handle = answers.AnswerServer.handle
 def handle(self, request):

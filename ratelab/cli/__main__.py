@@ -1,0 +1,7 @@
+"""``python -m ratelab.cli``: the ``ratelab`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())
