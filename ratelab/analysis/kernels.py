@@ -74,12 +74,6 @@ def as_ticks(time: np.ndarray) -> np.ndarray:
     return ticks
 
 
-def bin_edges() -> np.ndarray:
-    """Lower edges of the histogram bins (bin 0, exact, has lower edge 0)."""
-    upper = 10.0 ** (LOG_LO + np.arange(N_LOG_BINS) / BINS_PER_DECADE)
-    return np.concatenate([[0.0], upper])
-
-
 @njit(cache=True)
 def estimate_pass(ticks, starts, limit, window, counts, relsum, hist, peak, counter_rej,
                   exact_rej):

@@ -90,7 +90,3 @@ def interleavings(strategy_factory: Callable[[], Strategy], clients: int = 2, *,
     explore(())
     return outcomes
 
-
-def count_bad(outcomes: list[Outcome], limit_left: int) -> int:
-    """How many schedules admitted more clients than the `limit_left` places that were free."""
-    return sum(o.total_admitted > limit_left for o in outcomes)

@@ -27,12 +27,6 @@ def allow_at(tat: int, now: int, cost: float, period: int, tolerance: int) -> in
     return advance(tat, now, cost, period) - tolerance - TIE_TICKS + 1
 
 
-def passes(tat: int, now: int, cost: float, period: int, tolerance: int) -> bool:
-    """Whether a request of `cost` at tick `now` passes: the new TAT lies within the DVT, or
-    less than TIE_TICKS beyond (on whole ticks: not beyond)."""
-    return now >= allow_at(tat, now, cost, period, tolerance)
-
-
 def available(tat: int, now: int, period: int, tolerance: int) -> float:
     """Requests of cost 1 the TAT leaves room for at `now`: (DVT - ahead) / period."""
     return (tolerance - max(0, tat - now)) / period
