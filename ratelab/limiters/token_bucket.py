@@ -105,10 +105,10 @@ class TokenBucket(Limiter):
     a refused request takes nothing. A new key starts full, so an idle key lets `capacity`
     requests through at once, then one every 1/rate seconds.
 
-    Edge cases: a shortfall below a billionth of a token is a tie and passes (float refill
-    from real timestamps lands a rounding step short); a cost above `capacity` can never pass
-    and is a ValueError; so is a time earlier than the key's last one, and a rate or capacity
-    that is not a positive finite number. ``retry_after`` is the wait until the tokens are
+    Edge cases: a request whose tokens would be there in less than one tick passes, charged in
+    full (``TIE_TICKS``: the shortfall is under what a tick refills, :func:`passes`); a cost
+    above `capacity` can never pass and is a ValueError; so is a time earlier than the key's
+    last one, and a rate or capacity that is not a positive finite number. ``retry_after`` is the wait until the tokens are
     there; a request sent exactly then passes.
 
     Example: three at once, then one every half second.

@@ -5,8 +5,8 @@ Two engines give the same answer:
 * ``engine="reference"`` asks the reference limiter itself, one ``allow()`` per request — the
   specification, at Python speed;
 * ``engine="compiled"`` (the default) runs a numba kernel per algorithm
-  (:mod:`ratelab.replay.kernels`) that repeats the reference's arithmetic over arrays, tens of
-  millions of requests per second.
+  (:mod:`ratelab.replay.kernels`) that calls the reference's own scalar arithmetic over arrays,
+  tens of millions of requests per second.
 
 Both start from a fresh copy of the limiter (``limiter.clone()``): the limiter passed in gives
 the algorithm and its parameters and is left untouched.
