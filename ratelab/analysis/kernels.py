@@ -8,14 +8,14 @@ Both limiters call the reference's own scalar functions (compiled here), in the 
 the decisions are the reference's to the last bit; times are whole microseconds (ticks,
 ``ratelab.clock.to_ticks``), converted once for all sources by :func:`as_ticks` (the
 replay's vectorised pass: converting inside the loops, twice for the trailing window's edge,
-made the passes about a third slower than with float seconds), and ``window`` is in ticks:
+made the passes about a third slower than with float seconds), and the window is in ticks
+too (``window_ticks``):
 
 * sliding log: the trailing window is (t - W, t]; an entry leaves when
-  ``sliding_log.has_left(entry, t, W)`` (t - entry >= W); a request passes when
-  ``in_window + 1 <= limit``;
-* sliding window counter: ``k = fixed_window.index_of(t, W)``, ``sliding_counter.roll`` and
-  ``sliding_counter.weight``,
-  ``estimate = prev * weight + cur``; a request passes when ``estimate + 1 <= limit``.
+  ``sliding_log.has_left(entry, t, W)`` (t - entry >= W); a request passes by the window
+  algorithms' admit rule, ``limiters.base.window_step`` (``in_window + 1 <= limit``);
+* sliding window counter: ``k = fixed_window.index_of(t, W)`` and ``sliding_counter.step``
+  (the counts rolled to window k, ``prev * weight + cur``, the same admit rule).
 
 Every request costs 1. Compiled on first use (``cache=True`` keeps the machine code on disk);
 nothing is compiled at import time.
@@ -29,14 +29,17 @@ from numba.extending import register_jitable
 
 from ..kernel_cache import watch_limiters
 from .. import clock
+from ..limiters import base
 from ..limiters import fixed_window as fw
 from ..limiters import sliding_counter as sc
 from ..limiters import sliding_log as sl
 from ..replay.kernels import ticks_of
 
 watch_limiters()
-for _fn in (fw.index_of, fw.index_near, sl.has_left, sc.roll, sc.weight):
+for _fn in (base.window_step, fw.index_of, fw.index_near, sl.has_left, sc.roll, sc.weight,
+            sc.blend, sc.step):
     register_jitable(_fn)
+window_step = base.window_step
 MAX_TICKS = clock.MAX_TICKS
 NO_WINDOW = -(2 ** 62)  # the window number before a source's first request
 
@@ -75,7 +78,7 @@ def as_ticks(time: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def estimate_pass(ticks, starts, limit, window, counts, relsum, hist, peak, counter_rej,
+def estimate_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, peak, counter_rej,
                   exact_rej):
     """Estimate mode: every request counts in both the exact window and the counter.
 
@@ -99,17 +102,13 @@ def estimate_pass(ticks, starts, limit, window, counts, relsum, hist, peak, coun
         erej = 0
         for i in range(a, b):
             t = ticks[i]
-            while sl.has_left(ticks[lo], t, window):
+            while sl.has_left(ticks[lo], t, window_ticks):
                 lo += 1
             exact = i - lo + 1
-            k, start = fw.index_near(t, window, k, start)
-            prev, cur = sc.roll(kc, prev, cur, k)
+            e_ok, _, _ = window_step(i - lo, 1.0, limit, True)  # the log, counting all
+            k, start = fw.index_near(t, window_ticks, k, start)
+            _, c_ok, prev, cur, est = sc.step(kc, prev, cur, t, k, window_ticks, 1.0, limit, True)
             kc = k
-            est = prev * sc.weight(t, k, window) + cur
-            c_ok = est + 1.0 <= limit
-            e_ok = exact <= limit
-            cur += 1.0
-            est += 1.0
             if exact > pk:
                 pk = exact
             if not c_ok:
@@ -134,7 +133,7 @@ def estimate_pass(ticks, starts, limit, window, counts, relsum, hist, peak, coun
 
 
 @njit(cache=True)
-def admission_pass(ticks, starts, limit, window, counts, relsum, hist, counter_rej, exact_rej):
+def admission_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, counter_rej, exact_rej):
     """Admission mode: a sliding log and a counter, each counting only what it admitted.
 
     The two run independently on the same requests and their decisions are compared. The
@@ -165,24 +164,21 @@ def admission_pass(ticks, starts, limit, window, counts, relsum, hist, counter_r
         erej = 0
         for i in range(a, b):
             t = ticks[i]
-            while lh < ln and sl.has_left(log[lh], t, window):
+            while lh < ln and sl.has_left(log[lh], t, window_ticks):
                 lh += 1
-            e_ok = (ln - lh) + 1.0 <= limit
+            e_ok, _, _ = window_step(ln - lh, 1.0, limit, False)
             if e_ok:
                 log[ln] = t
                 ln += 1
             else:
                 erej += 1
-            k, start = fw.index_near(t, window, k, start)
-            prev, cur = sc.roll(kc, prev, cur, k)
+            k, start = fw.index_near(t, window_ticks, k, start)
+            est, c_ok, prev, cur, _ = sc.step(kc, prev, cur, t, k, window_ticks, 1.0, limit, False)
             kc = k
-            est = prev * sc.weight(t, k, window) + cur
-            c_ok = est + 1.0 <= limit
-            while ch < cn and sl.has_left(ctr[ch], t, window):
+            while ch < cn and sl.has_left(ctr[ch], t, window_ticks):
                 ch += 1
             real = (cn - ch) + 1.0
             if c_ok:
-                cur += 1.0
                 ctr[cn] = t
                 cn += 1
             else:
@@ -205,7 +201,7 @@ def admission_pass(ticks, starts, limit, window, counts, relsum, hist, counter_r
 
 
 @njit(cache=True)
-def peak_counts(ticks, starts, window):
+def peak_counts(ticks, starts, window_ticks):
     """Per source, the most of its requests in any trailing window (t - W, t] (times and W in
     ticks)."""
     n_src = len(starts) - 1
@@ -216,7 +212,7 @@ def peak_counts(ticks, starts, window):
         pk = 0
         for i in range(a, starts[s + 1]):
             t = ticks[i]
-            while sl.has_left(ticks[lo], t, window):
+            while sl.has_left(ticks[lo], t, window_ticks):
                 lo += 1
             if i - lo + 1 > pk:
                 pk = i - lo + 1

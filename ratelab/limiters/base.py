@@ -164,6 +164,28 @@ def whole_below(x: float) -> int:
     return max(0, math.ceil(x) - 1)
 
 
+def window_step(count: float, cost: float, limit: float,
+                count_rejected: bool) -> tuple[bool, bool, float]:
+    """The window algorithms' one admit rule, for a request of `cost` that finds `count` in its
+    window (the fixed window's count, the log's logged cost, the counter's estimate):
+    (whether it passes, whether it is counted, the count after it).
+
+    It passes when ``count + cost <= limit``. It is counted when it passes, or when
+    `count_rejected` says refused requests count too; the count after it is then
+    ``count + cost``, else ``count``. The three window limiters, their compiled replays and the
+    error analysis's passes all decide with this function.
+    """
+    allowed = count + cost <= limit
+    counted = allowed or count_rejected
+    return allowed, counted, count + cost if counted else count
+
+
+def window_remaining(after: float, limit: float) -> int:
+    """Whole requests of cost 1 that still fit a window holding `after`: floor(limit - after),
+    and 0 when it holds the limit or more."""
+    return int(math.floor(max(0.0, limit - after)))
+
+
 def finite_time(now: Any, name: str = "now") -> float:
     """`now` as a float, or ValueError naming `name` unless it is a finite number of seconds
     within the range the limiters hold (+-2**62 microseconds)."""

@@ -17,19 +17,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Seconds, WindowLimiter, decision
+from .base import Seconds, WindowLimiter, decision, window_remaining, window_step
 from ..clock import TICKS_PER_S, seconds_until, to_ticks
 
 
 # ---------------------------------------------------------------- the arithmetic (scalars)
 
 
-def index_of(now: int, window: int) -> int:
+def index_of(now: int, window_ticks: int) -> int:
     """The calendar window tick `now` falls in: k with k x window <= now < (k+1) x window."""
-    return now // window
+    return now // window_ticks
 
 
-def index_near(now: int, window: int, k: int, start: int) -> tuple[int, int]:
+def index_near(now: int, window_ticks: int, k: int, start: int) -> tuple[int, int]:
     """(index_of(now, window), the first tick of that window), reusing window `k` (first tick
     `start`) when `now` still falls in it.
 
@@ -37,18 +37,18 @@ def index_near(now: int, window: int, k: int, start: int) -> tuple[int, int]:
     before: they divide once per window instead of once per request. Start from
     ``(0, MAX_TICKS)``, a window no time falls in.
     """
-    if start <= now < start + window:
+    if start <= now < start + window_ticks:
         return k, start
-    k = index_of(now, window)
-    return k, k * window
+    k = index_of(now, window_ticks)
+    return k, k * window_ticks
 
 
-def window_index(now: Seconds, window: Seconds) -> int:
-    """The calendar window the time `now` (seconds) falls in, for a window of `window` s."""
-    return index_of(to_ticks(now), to_ticks(window))
+def window_index(now: Seconds, window_s: Seconds) -> int:
+    """The calendar window the time `now` (seconds) falls in, for a window of `window_s` seconds."""
+    return index_of(to_ticks(now), to_ticks(window_s))
 
 
-def window_start(k: int, window: Seconds) -> float:
+def window_start(k: int, window_s: Seconds) -> float:
     """The time (seconds, a float) at which calendar window k starts.
 
     Window k starts at tick k x W exactly: this is the float nearest that instant, which reads
@@ -56,8 +56,8 @@ def window_start(k: int, window: Seconds) -> float:
     2**33 s); beyond, it steps up to the first float that :func:`window_index` puts in window
     k. Boundary attacks start their second half here.
     """
-    t = k * to_ticks(window) / TICKS_PER_S
-    while window_index(t, window) < k:
+    t = k * to_ticks(window_s) / TICKS_PER_S
+    while window_index(t, window_s) < k:
         t = math.nextafter(t, math.inf)
     return t
 
@@ -65,6 +65,16 @@ def window_start(k: int, window: Seconds) -> float:
 def count_in(index: int, count: float, k: int) -> float:
     """The count a state of window `index` holds for window `k` (0 once k has moved on)."""
     return count if index == k else 0.0
+
+
+def step(index: int, count: float, k: int, cost: float, limit: float,
+         count_rejected: bool) -> tuple[float, bool, float]:
+    """A request of `cost` in window `k` on a counter holding `count` for window `index`:
+    (the count it finds, whether it passes, the count after it) — :func:`count_in`, then the
+    window algorithms' admit rule (``base.window_step``)."""
+    found = count_in(index, count, k)
+    allowed, _, after = window_step(found, cost, limit, count_rejected)
+    return found, allowed, after
 
 
 # ---------------------------------------------------------------- the keyed limiter
@@ -115,14 +125,13 @@ class FixedWindow(WindowLimiter):
 
     def _check(self, state: WindowState, now: float, now_t: int, cost: float):
         k = index_of(now_t, self.window_ticks)
-        count = count_in(state.index, state.count, k)
-        allowed = count + cost <= self.limit
-        after = count + cost if (allowed or self.count_rejected) else count
+        _, allowed, after = step(state.index, state.count, k, cost, self.limit,
+                                 self.count_rejected)
         next_window = seconds_until(now, now_t, (k + 1) * self.window_ticks)
         return decision(
             allowed=allowed,
             limit=self.limit,
-            remaining=int(math.floor(max(0.0, self.limit - after))),
+            remaining=window_remaining(after, self.limit),
             retry_after=0.0 if allowed else next_window,  # the next window starts empty
             reset_after=0.0 if after <= 0 else next_window,
         ), WindowState(k, after)

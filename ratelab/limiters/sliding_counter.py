@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import WindowLimiter, decision
+from .base import WindowLimiter, decision, window_remaining, window_step
 from ..clock import TICKS_PER_S, seconds_until
 from .fixed_window import index_of
 
@@ -39,32 +39,56 @@ def roll(index: int, prev: float, cur: float, k: int) -> tuple[float, float]:
     return 0.0, 0.0
 
 
-def weight(now: int, k: int, window: int) -> float:
+def weight(now: int, k: int, window_ticks: int) -> float:
     """The share of the previous window still inside (now - W, now], at tick `now` of
     window `k`."""
-    return 1.0 - (now - k * window) / window
+    return 1.0 - (now - k * window_ticks) / window_ticks
 
 
-def estimate(index: int, prev: float, cur: float, now: int, window: int) -> float:
+def blend(prev: float, cur: float, now: int, k: int, window_ticks: int) -> float:
+    """prev x weight + cur: the estimate at tick `now` of window `k`, from the counts of
+    window `k` (cur) and of the one before it (prev) — the one place the estimate is written."""
+    return prev * weight(now, k, window_ticks) + cur
+
+
+def estimate(index: int, prev: float, cur: float, now: int, window_ticks: int) -> float:
     """prev x weight + cur, for a state of window `index`, at tick `now`."""
-    k = index_of(now, window)
+    k = index_of(now, window_ticks)
     p, c = roll(index, prev, cur, k)
-    return p * weight(now, k, window) + c
+    return blend(p, c, now, k, window_ticks)
 
 
-def wait_ticks(k: int, prev: float, cur: float, now: int, window: int, limit: float,
+def step(index: int, prev: float, cur: float, now: int, k: int, window_ticks: int, cost: float,
+         limit: float, count_rejected: bool) -> tuple[float, bool, float, float, float]:
+    """A request of `cost` at tick `now`, in window `k`, on the counts (prev, cur) of window
+    `index`: (the estimate it finds, whether it passes, prev and cur after it, the estimate
+    after it).
+
+    The counts are rolled to window `k` (:func:`roll`), blended (:func:`blend`), and the
+    estimate goes through the window algorithms' admit rule (``base.window_step``); a counted
+    request adds its cost to cur. The reference, the compiled replay and both passes of the
+    error analysis take their decisions here.
+    """
+    prev, cur = roll(index, prev, cur, k)
+    found = blend(prev, cur, now, k, window_ticks)
+    allowed, counted, after = window_step(found, cost, limit, count_rejected)
+    return found, allowed, prev, cur + cost if counted else cur, after
+
+
+def wait_ticks(k: int, prev: float, cur: float, now: int, window_ticks: int, limit: float,
                cost: float) -> int:
     """The first tick at which a request of `cost` fits, if nothing else arrives (counts of
     window `k`)."""
     if cur + cost <= limit and prev > 0:  # within this window, as prev fades
-        at = k * window + math.ceil(window * (1.0 - (limit - cur - cost) / prev))
+        at = k * window_ticks + math.ceil(window_ticks * (1.0 - (limit - cur - cost) / prev))
     else:
         fade = max(0.0, 1.0 - (limit - cost) / cur) if cur > 0 else 0.0
-        at = (k + 1) * window + math.ceil(window * fade)  # in the next window, as cur fades
+        # in the next window, as cur fades
+        at = (k + 1) * window_ticks + math.ceil(window_ticks * fade)
     t = max(now, at)
-    while t > now and estimate(k, prev, cur, t - 1, window) + cost <= limit:
+    while t > now and estimate(k, prev, cur, t - 1, window_ticks) + cost <= limit:
         t -= 1  # the closed form and the estimate's own float steps may differ in the last bit
-    while estimate(k, prev, cur, t, window) + cost > limit:
+    while estimate(k, prev, cur, t, window_ticks) + cost > limit:
         t += 1
     return t
 
@@ -120,32 +144,25 @@ class SlidingWindowCounter(WindowLimiter):
     def _initial(self, now: float, now_t: int) -> CounterState:
         return CounterState(index_of(now_t, self.window_ticks), 0.0, 0.0)
 
-    def _reading(self, state: CounterState, now_t: int) -> tuple[int, float, float, float]:
-        """(k, prev, cur, weight) of `state` as seen at tick `now_t`, in window k."""
-        w = self.window_ticks
-        k = index_of(now_t, w)
-        prev, cur = roll(state.index, state.prev, state.cur, k)
-        return k, prev, cur, weight(now_t, k, w)
-
     def _check(self, state: CounterState, now: float, now_t: int, cost: float):
         w = self.window_ticks
-        k, prev, cur, wt = self._reading(state, now_t)
-        est = prev * wt + cur
-        allowed = est + cost <= self.limit
-        counted = allowed or self.count_rejected
-        cur = cur + cost if counted else cur
-        after = est + cost if counted else est
+        k = index_of(now_t, w)
+        _, allowed, prev, cur, after = step(state.index, state.prev, state.cur, now_t, k, w,
+                                            cost, self.limit, self.count_rejected)
         gone = reset_tick(k, prev, cur)
         return decision(
             allowed=allowed,
             limit=self.limit,
-            remaining=int(math.floor(max(0.0, self.limit - after))),
+            remaining=window_remaining(after, self.limit),
             retry_after=0.0 if allowed else seconds_until(
                 now, now_t, wait_ticks(k, prev, cur, now_t, w, self.limit, cost)),
             reset_after=seconds_until(now, now_t, gone * w) if gone > k else 0.0,
         ), CounterState(k, prev, cur)
 
     def _inspect(self, state: CounterState, now: float, now_t: int) -> dict:
-        k, prev, cur, wt = self._reading(state, now_t)
-        return {"window_start": k * self.window_ticks / TICKS_PER_S, "prev": prev, "cur": cur,
-                "weight": wt, "estimate": prev * wt + cur, "limit": self.limit}
+        w = self.window_ticks
+        k = index_of(now_t, w)
+        prev, cur = roll(state.index, state.prev, state.cur, k)
+        return {"window_start": k * w / TICKS_PER_S, "prev": prev, "cur": cur,
+                "weight": weight(now_t, k, w), "estimate": blend(prev, cur, now_t, k, w),
+                "limit": self.limit}

@@ -13,17 +13,16 @@ of tick `now` when ``now - t >= window_ticks`` (:func:`has_left`), exact at ever
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass, field
 
-from .base import WindowLimiter, decision
+from .base import WindowLimiter, decision, window_remaining, window_step
 from ..clock import TICKS_PER_S, seconds_until
 
 
-def has_left(entry: int, now: int, window: int) -> bool:
+def has_left(entry: int, now: int, window_ticks: int) -> bool:
     """Whether an entry logged at tick `entry` is out of the trailing window (now - W, now]."""
-    return now - entry >= window
+    return now - entry >= window_ticks
 
 
 @dataclass(slots=True)
@@ -87,9 +86,7 @@ class SlidingWindowLog(WindowLimiter):
     def _check(self, log: Log, now: float, now_t: int, cost: float):
         expired, expired_cost = self._expired(log, now_t)
         in_window = log.total - expired_cost
-        allowed = in_window + cost <= self.limit
-        logged = allowed or self.count_rejected
-        after = in_window + cost if logged else in_window
+        allowed, logged, after = window_step(in_window, cost, self.limit, self.count_rejected)
         if logged:
             newest = now_t
         else:
@@ -97,7 +94,7 @@ class SlidingWindowLog(WindowLimiter):
         return decision(
             allowed=allowed,
             limit=self.limit,
-            remaining=int(math.floor(max(0.0, self.limit - after))),
+            remaining=window_remaining(after, self.limit),
             retry_after=0.0 if allowed else self._wait(log, expired, after, now, now_t, cost),
             reset_after=0.0 if newest is None else seconds_until(
                 now, now_t, newest + self.window_ticks),

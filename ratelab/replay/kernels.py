@@ -45,7 +45,6 @@ limiters' sources to what it checks); importing this module compiles nothing.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numba import njit
@@ -75,11 +74,12 @@ def _compile_with_kernels(*functions) -> None:
 
 _compile_with_kernels(
     clock.to_ticks, clock.seconds_until,
-    clock.ticks_to_pass, clock.tie_amount, base.whole_below,
+    clock.ticks_to_pass, clock.tie_amount, base.whole_below, base.window_step,
+    base.window_remaining,
     tb.refill, tb.ticks_short, tb.passes, tb.wait_ticks, tb.step,
     lb.level_at, lb.ticks_over, lb.passes, lb.wait_ticks, lb.step,
-    fw.index_of, fw.index_near, fw.count_in, sl.has_left,
-    sc.roll, sc.weight, sc.estimate, sc.wait_ticks, sc.reset_tick,
+    fw.index_of, fw.index_near, fw.count_in, fw.step, sl.has_left,
+    sc.roll, sc.weight, sc.blend, sc.estimate, sc.step, sc.wait_ticks, sc.reset_tick,
     gc.advance, gc.allow_at, gc.available,
     ng.ms_of, ng.after_ms, ng.drain, ng.excess_left, ng.drained, ng.with_request, ng.can_expire,
     ng.delay_ms, ng.ms_to_drain, ng.retry_tick)
@@ -189,33 +189,32 @@ def leaky_bucket(time, ticks, key, cost, state, rate, capacity, shape,
 
 
 @njit(cache=True)
-def fixed_window(time, ticks, key, cost, state, limit, window,
+def fixed_window(time, ticks, key, cost, state, limit, window_ticks,
                  count_rejected, allowed, counter, remaining, retry_after):
     """FixedWindow: the count of the calendar window `now` falls in, against `limit`
-    (``window`` in ticks)."""
+    (``window_ticks``)."""
     k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
     for i in range(len(ticks)):
         s = state[key[i]]
         now_t = ticks[i]
         c = 1.0 if cost is None else cost[i]
-        k, start = fw.index_near(now_t, window, k, start)
-        count = fw.count_in(s.index, s.count, k)  # a new key's index is NEW_TICK
+        k, start = fw.index_near(now_t, window_ticks, k, start)
+        # a new key's index is NEW_TICK: its count reads as 0
+        count, ok, after = fw.step(s.index, s.count, k, c, limit, count_rejected)
         counter[i] = count
-        ok = count + c <= limit
-        after = count + c if (ok or count_rejected) else count
         s.index = k
         s.count = after
         allowed[i] = ok
         if remaining is not None:
-            remaining[i] = math.floor(max(0.0, limit - after))
-            retry_after[i] = 0.0 if ok else seconds_until(time[i], now_t, (k + 1) * window)
+            remaining[i] = base.window_remaining(after, limit)
+            retry_after[i] = 0.0 if ok else seconds_until(time[i], now_t, (k + 1) * window_ticks)
 
 
 # ---------------------------------------------------------------- sliding window log
 
 
 @njit(cache=True)
-def sliding_log(time, ticks, key, cost, offset, cost_all, state, link, limit, window,
+def sliding_log(time, ticks, key, cost, offset, cost_all, state, link, limit, window_ticks,
                 count_rejected, allowed, counter, remaining, retry_after):
     """SlidingWindowLog: each key's log is a chain through the trace's own requests.
 
@@ -225,7 +224,7 @@ def sliding_log(time, ticks, key, cost, offset, cost_all, state, link, limit, wi
     Entries leave from the head and join at the tail, so every request is linked and unlinked
     at most once: O(n) in all. Checking whether anything expired reads only the key's record.
     Request i of this slice is request ``offset + i`` of the trace; ``cost_all`` is the whole
-    trace's cost column (the expired entries' costs). ``window`` is in ticks.
+    trace's cost column (the expired entries' costs).
     """
     for i in range(len(ticks)):
         s = state[key[i]]
@@ -233,7 +232,7 @@ def sliding_log(time, ticks, key, cost, offset, cost_all, state, link, limit, wi
         c = 1.0 if cost is None else cost[i]
         expired_cost = 0.0
         j = s.head
-        if j >= 0 and sl.has_left(s.head_time, now_t, window):  # the oldest entry has left
+        if j >= 0 and sl.has_left(s.head_time, now_t, window_ticks):  # the oldest entry has left
             while True:
                 expired_cost = expired_cost + (1.0 if cost_all is None else cost_all[j])
                 if j == s.tail:
@@ -241,7 +240,7 @@ def sliding_log(time, ticks, key, cost, offset, cost_all, state, link, limit, wi
                     break
                 t = link[j].time
                 j = link[j].next
-                if not sl.has_left(t, now_t, window):
+                if not sl.has_left(t, now_t, window_ticks):
                     s.head_time = t
                     break
             s.head = j
@@ -250,9 +249,7 @@ def sliding_log(time, ticks, key, cost, offset, cost_all, state, link, limit, wi
         total = s.total
         in_window = total - expired_cost
         counter[i] = in_window
-        ok = in_window + c <= limit
-        logged = ok or count_rejected
-        after = in_window + c if logged else in_window
+        ok, logged, after = base.window_step(in_window, c, limit, count_rejected)
         # commit: the expired entries are gone; log this one
         total = total - expired_cost
         if logged:
@@ -270,18 +267,18 @@ def sliding_log(time, ticks, key, cost, offset, cost_all, state, link, limit, wi
         s.total = total
         allowed[i] = ok
         if remaining is not None:
-            remaining[i] = math.floor(max(0.0, limit - after))
+            remaining[i] = base.window_remaining(after, limit)
             if ok:
                 retry_after[i] = 0.0
             else:  # entries leave oldest first: when has enough cost gone?
                 need = after + c - limit
-                wait = window / clock.TICKS_PER_S
+                wait = window_ticks / clock.TICKS_PER_S
                 j = s.head
                 t = s.head_time
                 while j >= 0:
                     need -= 1.0 if cost_all is None else cost_all[j]
                     if need <= 0:
-                        wait = seconds_until(time[i], now_t, t + window)
+                        wait = seconds_until(time[i], now_t, t + window_ticks)
                         break
                     if j == s.tail:
                         break
@@ -295,30 +292,26 @@ def sliding_log(time, ticks, key, cost, offset, cost_all, state, link, limit, wi
 
 @njit(cache=True)
 def sliding_counter(time, ticks, key, cost, state, limit,
-                    window, count_rejected, allowed, counter, remaining, retry_after):
-    """SlidingWindowCounter: prev x (1 - elapsed/W) + cur, against `limit` (``window`` in
-    ticks)."""
+                    window_ticks, count_rejected, allowed, counter, remaining, retry_after):
+    """SlidingWindowCounter: prev x (1 - elapsed/W) + cur, against `limit`."""
     k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
     for i in range(len(ticks)):
         s = state[key[i]]
         now_t = ticks[i]
         c = 1.0 if cost is None else cost[i]
-        k, start = fw.index_near(now_t, window, k, start)
-        prev, cur = sc.roll(s.index, s.prev, s.cur, k)  # a new key's: zeros (index NEW_TICK)
-        estimate = prev * sc.weight(now_t, k, window) + cur
+        k, start = fw.index_near(now_t, window_ticks, k, start)
+        # a new key's index is NEW_TICK: its counts read as zeros
+        estimate, ok, prev, new_cur, after = sc.step(s.index, s.prev, s.cur, now_t, k, window_ticks,
+                                                     c, limit, count_rejected)
         counter[i] = estimate
-        ok = estimate + c <= limit
-        counted = ok or count_rejected
-        new_cur = cur + c if counted else cur
         s.index = k
         s.prev = prev
         s.cur = new_cur
         allowed[i] = ok
         if remaining is not None:
-            after = estimate + c if counted else estimate
-            remaining[i] = math.floor(max(0.0, limit - after))
+            remaining[i] = base.window_remaining(after, limit)
             retry_after[i] = 0.0 if ok else seconds_until(
-                time[i], now_t, sc.wait_ticks(k, prev, new_cur, now_t, window, limit, c))
+                time[i], now_t, sc.wait_ticks(k, prev, new_cur, now_t, window_ticks, limit, c))
 
 
 # ---------------------------------------------------------------- GCRA
