@@ -138,7 +138,7 @@ class ScriptedLimiter:
 
         ValueError names a bad `now` or `cost` (as the reference's), or a time beyond
         +-2**52 microseconds."""
-        now, now_t, cost = self.reference._arguments(key, now, cost)
+        now, now_t, cost = self.reference.checked(key, now, cost)
         if not abs(now_t) < SCRIPT_MAX_TICKS:
             raise ValueError(f"now={now!r} is beyond the times a Lua script holds exactly "
                              f"(+-2**52 microseconds, {SCRIPT_MAX_TICKS / 1e6:.4g} s)")

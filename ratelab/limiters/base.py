@@ -9,7 +9,8 @@ Every algorithm is written in the same two steps (compute, then commit):
 * ``_check(state, now, now_t, cost) -> (Decision, new_state)`` computes the answer and the
   state the key *would* have, and changes nothing (``now`` in seconds, ``now_t`` the same
   instant in whole microseconds, converted once per request by :func:`time_and_ticks`);
-* ``allow`` stores ``new_state``; ``peek`` throws it away.
+* ``allow`` is :meth:`Limiter.decide` (``_check`` on the key's state) then
+  :meth:`Limiter.commit` (store ``new_state``); ``peek`` is ``decide`` alone.
 
 So ``peek`` is exactly ``allow`` without consequences, and a rejected request changes the state
 only when the algorithm's ``count_rejected`` policy says it should.
@@ -18,12 +19,12 @@ only when the algorithm's ``count_rejected`` policy says it should.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Hashable
 
 import numpy as np
 
-from ..clock import MAX_TICKS, TICKS_PER_S, check_ticks, to_ticks, window_ticks
+from ..clock import TICKS_PER_S, check_ticks, to_ticks, window_ticks
 
 Seconds = float
 """A duration or an instant, in seconds."""
@@ -51,45 +52,6 @@ class Decision:
     retry_after: Seconds
     reset_after: Seconds
     delay: Seconds = 0.0
-
-
-_new = object.__new__
-_set_allowed, _set_limit, _set_remaining, _set_retry_after, _set_reset_after, _set_delay = (
-    Decision.__dict__[f].__set__
-    for f in ("allowed", "limit", "remaining", "retry_after", "reset_after", "delay"))
-
-
-def decision(allowed: bool, limit: float, remaining: int, retry_after: Seconds,
-             reset_after: Seconds, delay: Seconds = 0.0) -> Decision:
-    """``Decision(allowed, limit, remaining, retry_after, reset_after, delay)``, built by
-    setting its slots directly: the same value at under half the cost of the frozen
-    dataclass's ``__init__`` (which goes through ``object.__setattr__`` field by field). The
-    limiters build one per request."""
-    d = _new(Decision)
-    _set_allowed(d, allowed)
-    _set_limit(d, limit)
-    _set_remaining(d, remaining)
-    _set_retry_after(d, retry_after)
-    _set_reset_after(d, reset_after)
-    _set_delay(d, delay)
-    return d
-
-
-def pair_builder(cls: type) -> Any:
-    """A function ``build(a, b)`` equal to ``cls(a, b)`` for a frozen, slotted dataclass of two
-    fields, built by setting its slots directly as :func:`decision` does: the limiters build a
-    state per request (``token_bucket.bucket_state``, ``leaky_bucket.meter_state``)."""
-    new = object.__new__
-    set_a, set_b = (cls.__dict__[f.name].__set__ for f in fields(cls))
-
-    def build(a, b):
-        value = new(cls)
-        set_a(value, a)
-        set_b(value, b)
-        return value
-
-    build.__doc__ = f"``{cls.__name__}(...)``, its two slots set directly (base.pair_builder)."
-    return build
 
 
 # ---------------------------------------------------------------- input checks
@@ -201,18 +163,10 @@ def finite_time(now: Any, name: str = "now") -> float:
     return t
 
 
-_TIME_LIMIT_S = MAX_TICKS / TICKS_PER_S
-
-
 def time_and_ticks(now: Any, name: str = "now") -> tuple[float, int]:
     """(`now` as float seconds, the same instant in ticks), checked as :func:`finite_time`
-    checks it: the one conversion to ticks a request needs.
-
-    A float within range (the usual case) is converted without further ado; anything else
-    goes through finite_time, which raises the error naming `name`.
-    """
-    if now.__class__ is not float or not abs(now) < _TIME_LIMIT_S:  # NaN fails the test too
-        now = finite_time(now, name)
+    checks it: the one conversion to ticks a request needs."""
+    now = finite_time(now, name)
     return now, to_ticks(now)
 
 
@@ -271,20 +225,38 @@ class Limiter:
 
     def allow(self, key: Hashable, now: Seconds, cost: float = 1) -> Decision:
         """Decide the request and record it: the Decision for `cost` units of `key` at `now`."""
-        now, now_t, cost = self._arguments(key, now, cost)
-        answer, new_state = self._check(self._current(key, now, now_t), now, now_t, cost)
-        self._commit(key, new_state, now, now_t)
+        now, now_t, cost = self.checked(key, now, cost)
+        answer, change = self.decide(key, now, now_t, cost)
+        self.commit(key, change, now, now_t)
         return answer
 
     def peek(self, key: Hashable, now: Seconds, cost: float = 1) -> Decision:
         """The Decision `allow` would return, without consuming anything."""
-        now, now_t, cost = self._arguments(key, now, cost)
-        answer, _ = self._check(self._current(key, now, now_t), now, now_t, cost)
-        return answer
+        now, now_t, cost = self.checked(key, now, cost)
+        return self.decide(key, now, now_t, cost)[0]
 
     def inspect(self, key: Hashable, now: Seconds) -> dict[str, Any]:
         """The key's internal state as it stands at `now` (tokens, queue, counters, log)."""
         now, now_t = self._time(key, now)
+        return self.reading(key, now, now_t)
+
+    # -- the steps of allow, unchecked -----------------------------------------------
+    # allow() is decide() then commit(), after checking its arguments. A caller that has
+    # checked them already — the reference replay checks a whole trace at once — calls the
+    # steps itself. `now_t` is `now` in ticks (clock.to_ticks), converted by the caller.
+
+    def decide(self, key: Hashable, now: Seconds, now_t: int,
+               cost: float) -> tuple[Decision, Any]:
+        """(the Decision for `cost` units of `key` at `now`, the change :meth:`commit` makes
+        of it); changes nothing."""
+        return self._check(self._current(key, now, now_t), now, now_t, cost)
+
+    def commit(self, key: Hashable, change: Any, now: Seconds, now_t: int) -> None:
+        """Keep for `key` the change that :meth:`decide` returned for a request at `now`."""
+        self._commit(key, change, now, now_t)
+
+    def reading(self, key: Hashable, now: Seconds, now_t: int) -> dict[str, Any]:
+        """What :meth:`inspect` reports, without its checks."""
         return self._inspect(self._current(key, now, now_t), now, now_t)
 
     def reset(self, key: Hashable | None = None) -> None:
@@ -353,13 +325,12 @@ class Limiter:
             )
         return now, now_t
 
-    def _arguments(self, key: Hashable, now: Any, cost: Any) -> tuple[float, int, float]:
-        """(now, its ticks, cost), checked."""
+    def checked(self, key: Hashable, now: Any, cost: Any) -> tuple[float, int, float]:
+        """(now, its ticks, cost) of a request, checked as :meth:`allow` checks them:
+        ValueError naming what is wrong (a time that is not finite or runs backwards for
+        `key`, a cost that is not positive or above what can ever pass)."""
         now, now_t = self._time(key, now)
-        if (cost.__class__ is float or cost.__class__ is int) and cost == 1:
-            cost = 1.0  # the usual cost, known positive and finite
-        else:
-            cost = positive("cost", cost)
+        cost = positive("cost", cost)
         if cost > self.max_cost:
             raise ValueError(
                 f"cost={cost!r} is above what {self.name} can ever admit "

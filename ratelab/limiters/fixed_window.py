@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import Seconds, WindowLimiter, decision, window_remaining, window_step
+from .base import Decision, Seconds, WindowLimiter, window_remaining, window_step
 from ..clock import TICKS_PER_S, seconds_until, to_ticks
 
 
@@ -128,7 +128,7 @@ class FixedWindow(WindowLimiter):
         _, allowed, after = step(state.index, state.count, k, cost, self.limit,
                                  self.count_rejected)
         next_window = seconds_until(now, now_t, (k + 1) * self.window_ticks)
-        return decision(
+        return Decision(
             allowed=allowed,
             limit=self.limit,
             remaining=window_remaining(after, self.limit),

@@ -10,7 +10,7 @@ period — the same decisions as a token bucket of capacity burst + 1, with one 
 
 from __future__ import annotations
 
-from .base import Limiter, PerSecond, Seconds, bounded, budget_args, decision, positive, whole
+from .base import Decision, Limiter, PerSecond, Seconds, bounded, budget_args, positive, whole
 from ..clock import TICKS_PER_S, TIE_TICKS, seconds_until
 
 
@@ -105,7 +105,7 @@ class GCRA(Limiter):
         allowed = now_t >= at
         kept = advance(tat, now_t, cost, p) if allowed else tat
         slack = now_t - (kept - tol)  # ticks ahead of the TAT limit
-        return decision(
+        return Decision(
             allowed=allowed,
             limit=self.limit,
             remaining=max(0, slack) // p,

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import (Limiter, PerSecond, Seconds, bounded, budget_args, decision, pair_builder, positive,
+from .base import (Decision, Limiter, PerSecond, Seconds, bounded, budget_args, positive,
                    whole_below)
 from ..clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass
-from .token_bucket import CACHED_COSTS
 
 MODES = ("police", "shape")
 
@@ -32,10 +31,6 @@ class MeterState:
 
     level: float
     last: int
-
-
-meter_state = pair_builder(MeterState)
-"""``MeterState(level, last)``, its slots set directly: one per request."""
 
 
 # ---------------------------------------------------------------- the arithmetic (scalars)
@@ -128,9 +123,6 @@ class LeakyBucket(Limiter):
         self.mode = mode
         self.limit = self.capacity
         self._check_refill_time(self.capacity, self.rate)
-        self._tie = tie_amount(self.rate)
-        self._shape = mode == "shape"
-        self._empty: dict[float, tuple[int, int]] = {}  # cost -> an empty bucket's answer
 
     @property
     def reports(self) -> tuple[str, str]:  # type: ignore[override]
@@ -158,35 +150,25 @@ class LeakyBucket(Limiter):
         return {"rate": rate, "capacity": limit, "mode": "shape" if shape else "police"}
 
     def _initial(self, now: float, now_t: int) -> MeterState:
-        return meter_state(0.0, now_t)
+        return MeterState(0.0, now_t)
 
     def _check(self, state: MeterState, now: float, now_t: int, cost: float):
         rate, capacity = self.rate, self.capacity
         level, after, allowed = step(state.level, state.last, now_t, cost, rate, capacity)
-        if level == 0.0:  # an empty bucket: the same answer for every request of this cost
-            empty = self._empty.get(cost)
-            if empty is None:
-                empty = (whole_below(capacity - after + self._tie),
-                         wait_ticks(after, capacity, rate, capacity))
-                if len(self._empty) < CACHED_COSTS:
-                    self._empty[cost] = empty
-            remaining, reset_ticks = empty
-        else:
-            remaining = whole_below(capacity - after + self._tie)
-            reset_ticks = wait_ticks(after, capacity, rate, capacity)
-        return decision(
+        return Decision(
             allowed=allowed,
             limit=capacity,
-            remaining=remaining,
+            remaining=whole_below(capacity - after + tie_amount(rate)),
             retry_after=0.0 if allowed else seconds_until(
                 now, now_t, now_t + wait_ticks(after, cost, rate, capacity)),
-            reset_after=seconds_until(now, now_t, now_t + reset_ticks),
+            reset_after=seconds_until(
+                now, now_t, now_t + wait_ticks(after, capacity, rate, capacity)),
             # the shaper serves the queue first: `level` units ahead at `rate` per second
-            delay=level / rate if allowed and self._shape else 0.0,
-        ), meter_state(after, now_t)
+            delay=level / rate if allowed and self.shapes else 0.0,
+        ), MeterState(after, now_t)
 
     def _inspect(self, state: MeterState, now: float, now_t: int) -> dict:
         level = level_at(state.level, state.last, now_t, self.rate)
-        if not self._shape:
+        if not self.shapes:
             return {"level": level, "capacity": self.capacity}
         return {"queue": level, "next_free": now + level / self.rate, "capacity": self.capacity}

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Limiter, PerSecond, Seconds, budget_args, decision, positive, whole
+from .base import Decision, Limiter, PerSecond, Seconds, budget_args, positive, whole
 from ..clock import seconds_until
 
 EXPIRE_IDLE_MS = 60_000
@@ -220,8 +220,8 @@ class NginxLimitReq(Limiter):
     def max_cost(self) -> float:
         return 1.0  # nginx counts requests, one at a time
 
-    def _arguments(self, key, now, cost):
-        now, now_t, cost = super()._arguments(key, now, cost)
+    def checked(self, key, now, cost):
+        now, now_t, cost = super().checked(key, now, cost)
         if cost != 1.0:  # below 1 would otherwise pass silently as a whole request
             raise ValueError(f"cost={cost!r}: nginx counts requests, one at a time "
                              "(cost must be 1)")
@@ -242,7 +242,7 @@ class NginxLimitReq(Limiter):
                 new = Node(excess, now_ms if now_ms > node.last else node.last)
             else:
                 new = node
-        return decision(
+        return Decision(
             allowed=allowed,
             limit=self.limit,
             remaining=max(0, (self.burst * 1000 - new.excess) // 1000),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import WindowLimiter, decision, window_remaining, window_step
+from .base import Decision, WindowLimiter, window_remaining, window_step
 from ..clock import TICKS_PER_S, seconds_until
 from .fixed_window import index_of
 
@@ -150,7 +150,7 @@ class SlidingWindowCounter(WindowLimiter):
         _, allowed, prev, cur, after = step(state.index, state.prev, state.cur, now_t, k, w,
                                             cost, self.limit, self.count_rejected)
         gone = reset_tick(k, prev, cur)
-        return decision(
+        return Decision(
             allowed=allowed,
             limit=self.limit,
             remaining=window_remaining(after, self.limit),

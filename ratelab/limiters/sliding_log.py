@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from .base import WindowLimiter, decision, window_remaining, window_step
+from .base import Decision, WindowLimiter, window_remaining, window_step
 from ..clock import TICKS_PER_S, seconds_until
 
 
@@ -91,7 +91,7 @@ class SlidingWindowLog(WindowLimiter):
             newest = now_t
         else:
             newest = log.entries[-1][0] if len(log.entries) > expired else None
-        return decision(
+        return Decision(
             allowed=allowed,
             limit=self.limit,
             remaining=window_remaining(after, self.limit),

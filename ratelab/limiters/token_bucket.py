@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import (Decision, Limiter, PerSecond, Seconds, bounded, budget_args, decision, pair_builder,
-                   positive, whole_below)
+from .base import (Decision, Limiter, PerSecond, Seconds, bounded, budget_args, positive,
+                   whole_below)
 from ..clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks
 
 
@@ -30,10 +30,6 @@ class BucketState:
 
     tokens: float
     last: int
-
-
-bucket_state = pair_builder(BucketState)
-"""``BucketState(tokens, last)``, its slots set directly: one per request."""
 
 
 # ---------------------------------------------------------------- the arithmetic (scalars)
@@ -89,10 +85,6 @@ def take(
 
 # ---------------------------------------------------------------- the keyed limiter
 
-CACHED_COSTS = 64
-"""How many costs a limiter keeps its idle answer for (remaining and reset ticks of a full
-bucket): a trace has one cost, or a few."""
-
 
 class TokenBucket(Limiter):
     """Keyed token bucket: `rate` tokens per second into a bucket of `capacity` tokens.
@@ -134,8 +126,6 @@ class TokenBucket(Limiter):
         self.rate = positive("rate", rate)
         self.limit = self.capacity
         self._check_refill_time(self.capacity, self.rate)
-        self._tie = tie_amount(self.rate)
-        self._full: dict[float, tuple[int, int]] = {}  # cost -> a full bucket's answer
 
     @property
     def params(self) -> dict:
@@ -153,32 +143,21 @@ class TokenBucket(Limiter):
         return {"rate": rate, "capacity": limit}
 
     def _initial(self, now: float, now_t: int) -> BucketState:
-        return bucket_state(self.capacity, now_t)
+        return BucketState(self.capacity, now_t)
 
     def _check(self, state: BucketState, now: float, now_t: int,
                cost: float) -> tuple[Decision, BucketState]:
         rate, capacity = self.rate, self.capacity
-        have, tokens, allowed = step(state.tokens, state.last, now_t, cost, rate, capacity)
-        if have == capacity:  # a full bucket: the same answer for every request of this cost
-            full = self._full.get(cost)
-            if full is None:
-                full = (whole_below(tokens + self._tie),
-                        wait_ticks(tokens, capacity, rate, capacity))
-                if len(self._full) < CACHED_COSTS:
-                    self._full[cost] = full
-            remaining, reset_ticks = full
-        else:
-            remaining = whole_below(tokens + self._tie)
-            reset_ticks = wait_ticks(tokens, capacity, rate, capacity)
-        retry = 0.0 if allowed else seconds_until(
-            now, now_t, now_t + wait_ticks(tokens, cost, rate, capacity))
-        return decision(
+        _, tokens, allowed = step(state.tokens, state.last, now_t, cost, rate, capacity)
+        return Decision(
             allowed=allowed,
             limit=capacity,
-            remaining=remaining,
-            retry_after=retry,
-            reset_after=seconds_until(now, now_t, now_t + reset_ticks),
-        ), bucket_state(tokens, now_t)
+            remaining=whole_below(tokens + tie_amount(rate)),
+            retry_after=0.0 if allowed else seconds_until(
+                now, now_t, now_t + wait_ticks(tokens, cost, rate, capacity)),
+            reset_after=seconds_until(
+                now, now_t, now_t + wait_ticks(tokens, capacity, rate, capacity)),
+        ), BucketState(tokens, now_t)
 
     def _inspect(self, state: BucketState, now: float, now_t: int) -> dict:
         return {"tokens": refill(state.tokens, state.last, now_t, self.rate, self.capacity),

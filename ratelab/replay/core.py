@@ -207,9 +207,9 @@ def _reference(lim: Limiter, trace: Trace, out: dict, details: bool) -> Callable
 
     Each request is what ``lim.allow(key, time, cost)`` does, after the checks ``replay``
     has made for the whole trace (times sorted and in range, costs admissible): the limiter's
-    own ``_check`` and ``_commit``, preceded by its ``_inspect`` for the counter. The times
+    own ``decide`` and ``commit``, preceded by its ``reading`` for the counter. The times
     are converted to ticks in one vectorised pass (``clock.ticks_array``, bit for bit
-    ``to_ticks``), and the methods are looked up once.
+    ``to_ticks``).
     """
     field_name = lim.reports[0] or None
     times = trace.time.tolist()
@@ -218,20 +218,14 @@ def _reference(lim: Limiter, trace: Trace, out: dict, details: bool) -> Callable
     costs = trace.cost.tolist() if trace.cost is not None else None
     allowed, delay, counter = out["allowed"], out["delay"], out["counter"]
     remaining, retry_after = out["remaining"], out["retry_after"]
-    states = lim._state
-    get, initial, check, inspect, commit = (states.get, lim._initial, lim._check, lim._inspect,
-                                            lim._commit)
 
     def step(start: int, stop: int) -> None:
         for i in range(start, stop):
             k, t, t_t = keys[i], times[i], ticks[i]
-            state = get(k)
-            if state is None:
-                state = initial(t, t_t)
-            if field_name is not None:  # the state as the request finds it (inspect, unchecked)
-                counter[i] = inspect(state, t, t_t)[field_name]
-            d, new = check(state, t, t_t, 1.0 if costs is None else costs[i])
-            commit(k, new, t, t_t)
+            if field_name is not None:  # the state as the request finds it
+                counter[i] = lim.reading(k, t, t_t)[field_name]
+            d, change = lim.decide(k, t, t_t, 1.0 if costs is None else costs[i])
+            lim.commit(k, change, t, t_t)
             allowed[i] = d.allowed
             delay[i] = d.delay
             if details:

@@ -39,8 +39,8 @@ time, the code of what is absent (``if remaining is not None`` on a None argumen
 the loop without details then keeps its pointers and constants in registers instead of
 spilling them for the waits' code (measured: about a tenth of the token bucket's time).
 Compiled on first use (``cache=True`` keeps the machine code between runs; numba
-checks only this file for that, so :func:`ratelab.kernel_cache.watch_limiters` adds the
-limiters' sources to what it checks); importing this module compiles nothing.
+checks only this file for that, so :func:`ratelab.kernel_cache.watch_limiters` marks it
+changed when the limiters' sources are); importing this module compiles nothing.
 """
 
 from __future__ import annotations
