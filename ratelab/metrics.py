@@ -88,9 +88,9 @@ def _compiled(fn):
             from numba import njit
             from numba.extending import register_jitable
 
-            watch_limiters()
+            cache = watch_limiters()
             register_jitable(has_left)
-            compiled = njit(cache=True, nogil=True)(fn)
+            compiled = njit(cache=cache, nogil=True)(fn)
         return compiled(*args)
 
     call.__doc__ = fn.__doc__

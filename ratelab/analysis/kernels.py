@@ -17,7 +17,7 @@ too (``window_ticks``):
 * sliding window counter: ``k = fixed_window.index_of(t, W)`` and ``sliding_counter.step``
   (the counts rolled to window k, ``prev * weight + cur``, the same admit rule).
 
-Every request costs 1. Compiled on first use (``cache=True`` keeps the machine code on disk);
+Every request costs 1. Compiled on first use (numba's cache keeps the machine code on disk);
 nothing is compiled at import time.
 """
 
@@ -35,7 +35,7 @@ from ..limiters import sliding_counter as sc
 from ..limiters import sliding_log as sl
 from ..replay.kernels import ticks_of
 
-watch_limiters()
+CACHE = watch_limiters()  # False where numba offers no hook: compiled, never stale
 for _fn in (base.window_step, fw.index_of, fw.index_near, sl.has_left, sc.roll, sc.weight,
             sc.blend, sc.step):
     register_jitable(_fn)
@@ -57,7 +57,7 @@ REQUESTS, FALSE_ALLOW, FALSE_REJECT, EXACT_REJECT, COUNTER_REJECT = range(5)
 N_COUNTS = 5
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _bin(rel):
     if rel <= 0.0:
         return 0
@@ -77,7 +77,7 @@ def as_ticks(time: np.ndarray) -> np.ndarray:
     return ticks
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def estimate_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, peak, counter_rej,
                   exact_rej):
     """Estimate mode: every request counts in both the exact window and the counter.
@@ -132,7 +132,7 @@ def estimate_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, peak
         exact_rej[s] = erej
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def admission_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, counter_rej, exact_rej):
     """Admission mode: a sliding log and a counter, each counting only what it admitted.
 
@@ -200,7 +200,7 @@ def admission_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, cou
         exact_rej[s] = erej
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def peak_counts(ticks, starts, window_ticks):
     """Per source, the most of its requests in any trailing window (t - W, t] (times and W in
     ticks)."""

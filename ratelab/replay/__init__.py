@@ -29,4 +29,8 @@ class _CallableModule(types.ModuleType):
         return replay(*args, **kwargs)
 
 
+# A module's class may be set to a subclass of types.ModuleType: the language reference's way
+# to customise a module ("Customizing module attribute access", Python 3.5 and later), not a
+# private detail. Whichever of ``import ratelab.replay`` and ``ratelab.replay`` comes first,
+# the name is then this package, and calling it replays.
 sys.modules[__name__].__class__ = _CallableModule

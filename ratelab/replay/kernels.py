@@ -38,9 +38,9 @@ rather than a flag lets numba compile each combination on its own and leave out,
 time, the code of what is absent (``if remaining is not None`` on a None argument is pruned):
 the loop without details then keeps its pointers and constants in registers instead of
 spilling them for the waits' code (measured: about a tenth of the token bucket's time).
-Compiled on first use (``cache=True`` keeps the machine code between runs; numba
-checks only this file for that, so :func:`ratelab.kernel_cache.watch_limiters` marks it
-changed when the limiters' sources are); importing this module compiles nothing.
+Compiled on first use (numba's cache keeps the machine code between runs; numba checks
+only this file for that, so :func:`ratelab.kernel_cache.watch_limiters` adds the limiters'
+sources to what it checks); importing this module compiles nothing.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ from ..limiters import sliding_log as sl
 from ..limiters import token_bucket as tb
 
 
-watch_limiters()
+CACHE = watch_limiters()  # False where numba offers no hook: compiled, never stale
 
 
 def _compile_with_kernels(*functions) -> None:
@@ -87,7 +87,7 @@ to_ticks, seconds_until, whole_below = clock.to_ticks, clock.seconds_until, base
 MAX_TICKS = clock.MAX_TICKS
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def ticks_of(time, out):
     """Write ``to_ticks(time[i])`` into ``out[i]`` for every i: the kernels' ``ticks``.
 
@@ -141,7 +141,7 @@ INITIAL = {TOKEN_BUCKET: {"last": LONG_AGO}, LEAKY_BUCKET: {"last": LONG_AGO},
 # ---------------------------------------------------------------- token bucket
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def token_bucket(time, ticks, key, cost, state, rate, capacity,
                  allowed, counter, remaining, retry_after):
     """TokenBucket: refill, then take `cost` tokens if they are there (token_bucket.step)."""
@@ -163,7 +163,7 @@ def token_bucket(time, ticks, key, cost, state, rate, capacity,
 # ---------------------------------------------------------------- leaky bucket
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def leaky_bucket(time, ticks, key, cost, state, rate, capacity, shape,
                  allowed, counter, delay, remaining, retry_after):
     """LeakyBucket: drain, then pour `cost` in unless it overflows; the shaper (``shape``)
@@ -188,7 +188,7 @@ def leaky_bucket(time, ticks, key, cost, state, rate, capacity, shape,
 # ---------------------------------------------------------------- fixed window
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def fixed_window(time, ticks, key, cost, state, limit, window_ticks,
                  count_rejected, allowed, counter, remaining, retry_after):
     """FixedWindow: the count of the calendar window `now` falls in, against `limit`
@@ -213,7 +213,7 @@ def fixed_window(time, ticks, key, cost, state, limit, window_ticks,
 # ---------------------------------------------------------------- sliding window log
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def sliding_log(time, ticks, key, cost, offset, cost_all, state, link, limit, window_ticks,
                 count_rejected, allowed, counter, remaining, retry_after):
     """SlidingWindowLog: each key's log is a chain through the trace's own requests.
@@ -290,7 +290,7 @@ def sliding_log(time, ticks, key, cost, offset, cost_all, state, link, limit, wi
 # ---------------------------------------------------------------- sliding window counter
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def sliding_counter(time, ticks, key, cost, state, limit,
                     window_ticks, count_rejected, allowed, counter, remaining, retry_after):
     """SlidingWindowCounter: prev x (1 - elapsed/W) + cur, against `limit`."""
@@ -317,7 +317,7 @@ def sliding_counter(time, ticks, key, cost, state, limit,
 # ---------------------------------------------------------------- GCRA
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def gcra(time, ticks, key, cost, state, period, tolerance,
          allowed, counter, remaining, retry_after):
     """GCRA in whole ticks: move the TAT `cost` periods on, if it stays within the DVT."""
@@ -341,7 +341,7 @@ def gcra(time, ticks, key, cost, state, period, tolerance,
 # ---------------------------------------------------------------- nginx limit_req
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _lru_unlink(k, state, ends):
     """Take key k out of the LRU queue (``ends``: oldest and newest key, -1 when empty)."""
     older = state[k].older
@@ -356,7 +356,7 @@ def _lru_unlink(k, state, ends):
         ends[1] = older
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _lru_push(k, state, ends):
     """Put key k at the newest end of the LRU queue."""
     newest = ends[1]
@@ -369,7 +369,7 @@ def _lru_push(k, state, ends):
     ends[1] = k
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def nginx(time, ticks, key, state, ends, rate_milli, ms_cap, burst, delay_n, nodelay, allowed,
           counter, delay, remaining, retry_after):
     """NginxLimitReq: excess in thousandths, integer drain, LRU expiry of idle nodes.
