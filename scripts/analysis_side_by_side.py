@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, tmp)
         trees = {name: importlib.import_module(f"{name}.analysis.error")
                  for name in ("ratelab_this", "ratelab_that")}
-        bench = importlib.import_module("ratelab_this.bench")
+        bench = importlib.import_module("ratelab_this.bench.replay")
         trace = bench.bench_trace(args.requests, args.keys, np.random.default_rng(0))
         order = np.argsort(trace.key, kind="stable")
         times = np.ascontiguousarray(trace.time[order])  # each key's times, in order

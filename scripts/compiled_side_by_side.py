@@ -59,6 +59,15 @@ def package_copy(rev: str | None, into: Path, name: str) -> None:
     (into / f"{name}_pkg").rename(into / name)
 
 
+def bench_module(package: str):
+    """`package`'s replay benchmark module: ``bench/replay.py`` since the benchmarks became a
+    package (commit 944d758), ``bench.py`` before."""
+    try:
+        return importlib.import_module(f"{package}.bench.replay")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"{package}.bench")
+
+
 def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -88,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, tmp)
         trees = {}
         for name in names:
-            bench = importlib.import_module(f"{name}.bench")
+            bench = bench_module(name)
             trees[name] = (bench, importlib.import_module(f"{name}.limiters"),
                            importlib.import_module(f"{name}.replay"))
         traces = {n: b.bench_trace(args.requests, args.keys, np.random.default_rng(0))
