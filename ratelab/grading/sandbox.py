@@ -34,7 +34,9 @@ submission unconfined: it raises :class:`IsolationUnavailable` when neither conf
     connect to whatever the grader can. For trusted notebooks; used only when asked for.
 
 Limits hold for the submission as a whole, in every mode: ``memory_mb`` for the memory of all its
-processes together, ``processes`` for all its processes and threads together.
+processes together, ``processes`` for all its processes and threads together (the accounting
+lives in :mod:`ratelab.grading.accounting`; this module builds what the submission sees and
+runs it).
 
 * Where the machine offers a writable cgroup — v2 whose controllers the grader's own group hands
   down (memory and pids in its cgroup.subtree_control), else the v1 memory and pids hierarchies —
@@ -52,7 +54,7 @@ processes together, ``processes`` for all its processes and threads together.
   RLIMIT_CPU as a backstop for the wall-clock limits the grader keeps; as nobody, RLIMIT_NPROC
   at twice ``processes`` above what nobody runs already.
 
-Every process of a submission is found again: the command runs under a supervisor (this file run
+Every process of a submission is found again: the command runs under a supervisor (supervisor.py run
 as a script, outside bwrap, as the grader's user: nobody cannot signal it) that is a child
 subreaper, so processes that double-fork stay its descendants, and that reaps them all; when the
 command ends the supervisor kills what it left. :meth:`Sandbox.kill` kills the cgroup's members
@@ -64,17 +66,13 @@ leave orphans that only a cgroup still holds.
 
 from __future__ import annotations
 
-import ctypes
 import functools
-import itertools
 import json
 import grp
 import importlib.util
 import os
 import pwd
-import resource
 import shutil
-import signal
 import subprocess
 import sys
 import sysconfig
@@ -84,9 +82,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .accounting import MIB, Limits, accounting, tasks_of
+from . import supervisor
+from .supervisor import KILL_WAIT_S, descendants, kill_all
+
 MODES = ("bwrap", "user", "plain")
 NOBODY = "nobody"
-NO_CGROUP_ENV = "RATELAB_GRADE_NO_CGROUP"
 
 NO_ISOLATION = ("no isolation works here: install bubblewrap (apt-get install bubblewrap), or run "
                 "as root with a Python installation that others can read; --isolation plain runs "
@@ -95,32 +96,11 @@ NO_ISOLATION = ("no isolation works here: install bubblewrap (apt-get install bu
 POLL_S = 0.1
 """How often the monitor looks at the submission's use (cgroup counters or /proc)."""
 
-KILL_WAIT_S = 10.0
-"""How long a kill keeps killing and waiting before it gives up on a process."""
 
-PR_SET_CHILD_SUBREAPER = 36
-PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
-MIB = 2**20
 
 
 class IsolationUnavailable(RuntimeError):
     """The isolation asked for cannot work here; the message says how to get it."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one submission may use, in all (every process of it together)."""
-
-    time_s: float = 120.0        # wall time to run the notebook's cells
-    grade_s: float = 300.0       # wall time for the checks after it
-    memory_mb: int = 4096        # memory of all its processes together (and each one's RLIMIT_AS)
-    processes: int = 128         # its processes and threads together
-    file_mb: int = 64            # the largest file it may write (RLIMIT_FSIZE)
-
-    def __post_init__(self) -> None:
-        for name in ("time_s", "grade_s", "memory_mb", "processes", "file_mb"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
 
 
 # ---------------------------------------------------------------- which mode works here
@@ -390,377 +370,6 @@ def _namespace_args() -> list[str]:
     return ["--unshare-all"]
 
 
-# ---------------------------------------------------------------- the process table
-
-
-@dataclass(frozen=True)
-class _Task:
-    """One process as /proc/PID/stat shows it."""
-
-    pid: int
-    ppid: int
-    state: str
-    threads: int
-    rss: int           # bytes resident
-
-
-def _read_task(pid: int) -> _Task | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            text = f.read().decode(errors="replace")
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2:].split()  # after "pid (comm) "; comm may hold spaces
-    return _Task(pid, int(fields[1]), fields[0], int(fields[17]), int(fields[21]) * PAGE_BYTES)
-
-
-def _process_table() -> dict[int, _Task]:
-    """Every process now, by pid."""
-    tasks = (_read_task(int(p)) for p in os.listdir("/proc") if p.isdigit())
-    return {t.pid: t for t in tasks if t is not None}
-
-
-def descendants(root: int) -> list[_Task]:
-    """The live (not zombie) processes below `root`, not `root` itself."""
-    table = _process_table()
-    children: dict[int, list[int]] = {}
-    for t in table.values():
-        children.setdefault(t.ppid, []).append(t.pid)
-    out, todo = [], list(children.get(root, ()))
-    while todo:
-        pid = todo.pop()
-        todo += children.get(pid, ())
-        if table[pid].state not in "ZX":
-            out.append(table[pid])
-    return out
-
-
-def _pss(pid: int) -> int | None:
-    """The proportional set size of `pid` in bytes (shared pages split among their users)."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        return None
-    return None
-
-
-def _tasks_of(uid: int) -> int:
-    """How many processes and threads `uid` runs now (what RLIMIT_NPROC counts)."""
-    n = 0
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                if os.stat(f"/proc/{pid}").st_uid == uid:
-                    n += len(os.listdir(f"/proc/{pid}/task"))
-            except OSError:
-                pass
-    return n
-
-
-def _memory_words(used: int) -> str:
-    return f"{used / 2**30:.1f} GiB" if used >= 2**30 else f"{used / MIB:.0f} MiB"
-
-
-def _memory_reason(used: int | None, limits: Limits) -> str:
-    amount = _memory_words(used) if used else f"more than {limits.memory_mb} MiB"
-    return f"it used {amount} of memory in all (limit {limits.memory_mb} MiB)"
-
-
-# ---------------------------------------------------------------- accounting: watchdog
-
-
-class _Watchdog:
-    """Limits without a cgroup: every look sums the memory of the supervisor's descendants and
-    counts their processes and threads."""
-
-    name = "watchdog"
-    procs_files: tuple[str, ...] = ()
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self.proc: subprocess.Popen | None = None
-
-    def attach(self, proc: subprocess.Popen) -> None:
-        self.proc = proc
-
-    def _tasks(self) -> list[_Task]:
-        # once the supervisor is reaped its pid may be another process's: look no further
-        if self.proc is None or self.proc.poll() is not None:
-            return []
-        return descendants(self.proc.pid)
-
-    def members(self) -> list[int]:
-        return []  # the sandbox finds them below the supervisor
-
-    def kill(self) -> None:
-        pass
-
-    def over(self) -> str | None:
-        tasks = self._tasks()
-        count = sum(t.threads for t in tasks)
-        if count > self.limits.processes:
-            return f"it ran {count} processes and threads (limit {self.limits.processes})"
-        limit = self.limits.memory_mb * MIB
-        if sum(t.rss for t in tasks) > limit:  # resident pages shared by forks count once here:
-            used = sum(_pss(t.pid) or t.rss for t in tasks)
-            if used > limit:
-                return _memory_reason(used, self.limits)
-        return None
-
-    def close(self) -> None:
-        pass
-
-
-# ---------------------------------------------------------------- accounting: cgroups
-
-
-_GROUP_SEQ = itertools.count()
-
-
-def _own_cgroups() -> dict[str, Path]:
-    """This process's own cgroup folders: by v1 controller name, and "v2" for the unified one."""
-    own = _own_cgroup_paths()
-    out: dict[str, Path] = {}
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            left, right = line.split(" - ", 1)
-            fields, (fstype, _, options) = left.split(), right.split()[:3]
-            root, mountpoint = fields[3].rstrip("/"), Path(fields[4])
-            names = ["v2"] if fstype == "cgroup2" else \
-                options.split(",") if fstype == "cgroup" else []
-            for name in names:
-                path = own.get(name)
-                if path is not None and (path + "/").startswith(root + "/"):
-                    out.setdefault(name, mountpoint / path[len(root):].lstrip("/"))
-    return out
-
-
-def _own_cgroup_paths() -> dict[str, str]:
-    """/proc/self/cgroup: the path of this process's group in each hierarchy."""
-    own: dict[str, str] = {}
-    with open("/proc/self/cgroup") as f:
-        for line in f:
-            _, controllers, path = line.rstrip("\n").split(":", 2)
-            for name in controllers.split(",") if controllers else ["v2"]:
-                own[name] = path
-    return own
-
-
-def _write(path: Path, value: str) -> None:
-    with open(path, "w") as f:
-        f.write(value)
-
-
-def _counter(path: Path, key: str) -> int:
-    """The number after `key` in a flat-keyed cgroup file (memory.events, pids.events, ...)."""
-    try:
-        for line in path.read_text().splitlines():
-            name, _, value = line.partition(" ")
-            if name == key:
-                return int(value)
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
-def _read_int(path: Path) -> int | None:
-    try:
-        return int(path.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _pids_in(folder: Path) -> list[int]:
-    try:
-        return [int(p) for p in (folder / "cgroup.procs").read_text().split()]
-    except (OSError, ValueError):
-        return []
-
-
-def _make_group(parent: Path) -> Path:
-    """A new child group of `parent`, named after this process; stale ones are removed first."""
-    _remove_stale_groups(parent)
-    folder = parent / f"ratelab-sandbox-{os.getpid()}-{next(_GROUP_SEQ)}"
-    folder.mkdir()
-    return folder
-
-
-def _remove_stale_groups(parent: Path) -> None:
-    """Remove the empty groups left by graders that are no longer running (one killed, or whose
-    kill gave up waiting)."""
-    for folder in parent.glob("ratelab-sandbox-*-*"):
-        creator = folder.name.split("-")[2]
-        if creator.isdigit() and not os.path.exists(f"/proc/{creator}"):
-            try:
-                folder.rmdir()
-            except OSError:
-                pass
-
-
-def _remove_group(folder: Path) -> None:
-    """Remove `folder` once its processes are gone (they leave it as they exit)."""
-    deadline = time.monotonic() + KILL_WAIT_S
-    while folder.exists():
-        try:
-            folder.rmdir()
-        except FileNotFoundError:
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                return
-            time.sleep(0.02)
-
-
-def _processes_reason(limits: Limits) -> str:
-    return (f"it tried to run more than {limits.processes} processes and threads "
-            f"(limit {limits.processes})")
-
-
-class _CgroupV2:
-    """One child group of the unified hierarchy, with memory.max and pids.max."""
-
-    name = "cgroup v2"
-
-    def __init__(self, parent: Path, limits: Limits) -> None:
-        self.limits, self.folder = limits, _make_group(parent)
-        try:
-            _write(self.folder / "memory.max", str(limits.memory_mb * MIB))
-            _write(self.folder / "pids.max", str(limits.processes))
-            for knob, value in (("memory.swap.max", "0"), ("memory.oom.group", "1")):
-                if (self.folder / knob).exists():
-                    _write(self.folder / knob, value)
-        except OSError:
-            self.close()
-            raise
-        self.procs_files = (str(self.folder / "cgroup.procs"),)
-
-    def attach(self, proc) -> None:
-        pass
-
-    def members(self) -> list[int]:
-        return _pids_in(self.folder)
-
-    def kill(self) -> None:
-        """SIGKILL the whole group at once, where the kernel offers it (Linux 5.14)."""
-        try:
-            _write(self.folder / "cgroup.kill", "1")
-        except OSError:
-            pass
-
-    def over(self) -> str | None:
-        if _counter(self.folder / "pids.events", "max"):
-            return _processes_reason(self.limits)
-        if _counter(self.folder / "memory.events", "oom_kill"):
-            return _memory_reason(_read_int(self.folder / "memory.peak"), self.limits)
-        return None
-
-    def close(self) -> None:
-        _remove_group(self.folder)
-
-
-class _CgroupV1:
-    """A child group in the v1 memory hierarchy and one in the pids hierarchy."""
-
-    name = "cgroup v1"
-
-    def __init__(self, memory_parent: Path, pids_parent: Path, limits: Limits) -> None:
-        self.limits, self.folders = limits, []
-        try:
-            self.memory = _make_group(memory_parent)
-            self.folders.append(self.memory)
-            self.pids = _make_group(pids_parent)
-            self.folders.append(self.pids)
-            _write(self.memory / "memory.limit_in_bytes", str(limits.memory_mb * MIB))
-            try:  # memory plus swap, where swap accounting is on
-                _write(self.memory / "memory.memsw.limit_in_bytes", str(limits.memory_mb * MIB))
-            except OSError:
-                pass
-            _write(self.pids / "pids.max", str(limits.processes))
-        except OSError:
-            self.close()
-            raise
-        self.procs_files = tuple(str(f / "cgroup.procs") for f in self.folders)
-
-    def attach(self, proc) -> None:
-        pass
-
-    def members(self) -> list[int]:
-        return sorted(set(_pids_in(self.memory)) | set(_pids_in(self.pids)))
-
-    def kill(self) -> None:
-        pass  # v1 has no cgroup.kill: the sandbox kills the members one by one
-
-    def over(self) -> str | None:
-        if _counter(self.pids / "pids.events", "max"):
-            return _processes_reason(self.limits)
-        if self._oom_killed():
-            peak = _read_int(self.memory / "memory.max_usage_in_bytes")
-            return _memory_reason(peak, self.limits)
-        return None
-
-    def _oom_killed(self) -> bool:
-        """Whether the OOM killer struck in the group (memory.failcnt on kernels before 4.13,
-        whose oom_control has no oom_kill count)."""
-        control = self.memory / "memory.oom_control"
-        try:
-            counted = "oom_kill " in control.read_text()
-        except OSError:
-            counted = False
-        if counted:
-            return _counter(control, "oom_kill") > 0
-        return bool(_read_int(self.memory / "memory.failcnt"))
-
-    def close(self) -> None:
-        for folder in self.folders:
-            _remove_group(folder)
-
-
-def _cgroup_accounting(limits: Limits):
-    """A cgroup accounting for one submission, or None where no cgroup is usable here."""
-    try:
-        own = _own_cgroups()
-    except OSError:
-        return None
-    if "v2" in own:
-        try:
-            return _CgroupV2(own["v2"], limits)
-        except OSError:
-            pass
-    if "memory" in own and "pids" in own:
-        try:
-            return _CgroupV1(own["memory"], own["pids"], limits)
-        except OSError:
-            pass
-    return None
-
-
-def cgroup_kind() -> str | None:
-    """Which cgroup ``Sandbox(..., cgroups=True)`` uses here ("cgroup v2", "cgroup v1"), or
-    None where there is none to use."""
-    group = _cgroup_accounting(Limits())
-    if group is None:
-        return None
-    group.close()
-    return group.name
-
-
-def _accounting(limits: Limits, cgroups: bool | None):
-    """The accounting a sandbox uses: a cgroup where wanted and usable, else the watchdog."""
-    if cgroups is None:
-        cgroups = os.environ.get(NO_CGROUP_ENV) != "1"
-        group = _cgroup_accounting(limits) if cgroups else None
-        return group or _Watchdog(limits)
-    if not cgroups:
-        return _Watchdog(limits)
-    group = _cgroup_accounting(limits)
-    if group is None:
-        raise RuntimeError("no writable cgroup with the memory and pids controllers here")
-    return group
-
-
 # ---------------------------------------------------------------- the sandbox
 
 
@@ -771,7 +380,7 @@ def _rlimits(limits: Limits, as_nobody: bool) -> list[tuple[str, int, int]]:
     out = [("RLIMIT_AS", memory, memory), ("RLIMIT_FSIZE", size, size), ("RLIMIT_CORE", 0, 0),
            ("RLIMIT_CPU", cpu, cpu + 5)]
     if as_nobody:  # counts every task of nobody: leave room for what it runs already
-        nproc = 2 * limits.processes + _tasks_of(_nobody()[0])
+        nproc = 2 * limits.processes + tasks_of(_nobody()[0])
         out.append(("RLIMIT_NPROC", nproc, nproc))
     return out
 
@@ -833,11 +442,11 @@ class Sandbox:
             raise IsolationUnavailable(f"isolation 'user': nobody cannot read the student build "
                                        f"{self.package}; put it where others can read it")
         _prepare_scratch(self.scratch, self._as_nobody)
-        self._acct = _accounting(self.limits, self._cgroups)
+        self._acct = accounting(self.limits, self._cgroups)
         self.accounting = self._acct.name
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(Path(__file__).resolve()),
+                [sys.executable, "-I", "-S", str(Path(supervisor.__file__).resolve()),
                  json.dumps(self._config(argv))],
                 cwd=self.scratch, env=environment(self.scratch, self.package), pass_fds=pass_fds,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -909,7 +518,7 @@ class Sandbox:
         deadline = time.monotonic() + KILL_WAIT_S
         while self._proc.poll() is None and time.monotonic() < deadline:
             self._acct.kill()
-            _kill_all(self._members())  # again and again: a child may fork or join late
+            kill_all(self._members())  # again and again: a child may fork or join late
             try:
                 self._proc.wait(timeout=0.02)
             except subprocess.TimeoutExpired:
@@ -918,106 +527,5 @@ class Sandbox:
             self._proc.kill()
             self._proc.wait()
         while self._members() and time.monotonic() < deadline:
-            _kill_all(self._members())
+            kill_all(self._members())
             time.sleep(0.01)
-
-
-def _kill_all(pids) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-# ---------------------------------------------------------------- the supervisor (a script)
-
-
-def _prctl(option: int, value: int) -> None:
-    ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
-
-
-def _supervise(config: dict) -> int:
-    """Run the command as the submission, reap everything below, and when the command ends
-    kill what it left; exit as the command did. Runs as the grader's user, outside bwrap."""
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    pid = os.fork()
-    if pid == 0:
-        _become_submission(config)
-    status = _reap_until(pid)
-    _kill_below(os.getpid())
-    return status
-
-
-def _become_submission(config: dict) -> None:
-    """In the forked child: join the cgroups, take the limits, become nobody, exec the command.
-    Never returns."""
-    try:
-        for procs in config["cgroup_procs"]:
-            _write(Path(procs), str(os.getpid()))
-        for name, soft, hard in config["rlimits"]:
-            resource.setrlimit(getattr(resource, name), (soft, hard))
-        if config["user"]:
-            uid, gid = config["user"]
-            os.setgroups([])
-            os.setgid(gid)
-            os.setuid(uid)
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores these; the command must not
-            signal.signal(sig, signal.SIG_DFL)
-        os.execv(config["argv"][0], config["argv"])
-    except BaseException as e:  # noqa: BLE001 - say why on stderr, the grader shows its tail
-        os.write(2, f"ratelab sandbox: cannot start the submission: {e}\n".encode())
-    os._exit(127)
-
-
-def _reap_until(pid: int) -> int:
-    """Reap children (orphans come here) until `pid` ends; its wait status."""
-    while True:
-        try:
-            child, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            return 0
-        except InterruptedError:
-            continue
-        if child == pid:
-            return status
-
-
-def _kill_below(root: int) -> None:
-    """SIGKILL every process below `root` and reap them, until none is left."""
-    deadline = time.monotonic() + KILL_WAIT_S
-    while time.monotonic() < deadline:
-        below = descendants(root)
-        _kill_all(t.pid for t in below)
-        _reap_ready()
-        if not below:
-            break
-        time.sleep(0.01)
-    _reap_ready()
-
-
-def _reap_ready() -> None:
-    while True:
-        try:
-            child, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if child == 0:
-            return
-
-
-def _exit_like(status: int) -> None:
-    """Exit as a process with wait status `status` did: the same code, or the same signal."""
-    code = os.waitstatus_to_exitcode(status)
-    if code < 0:
-        try:
-            signal.signal(-code, signal.SIG_DFL)
-        except (OSError, ValueError):  # SIGKILL, SIGSTOP: always the default
-            pass
-        os.kill(os.getpid(), -code)
-        code = 128 - code
-    os._exit(code)
-
-
-if __name__ == "__main__":
-    _exit_like(_supervise(json.loads(sys.argv[1])))

@@ -29,6 +29,12 @@ reply, after ``SimStore.script_step_limit`` steps or when its Lua memory passes
 ``SimStore.script_memory_limit_bytes``; the next command runs as usual. Redis has no step limit:
 it would keep running the script and answer BUSY to other clients until SCRIPT KILL, which
 cannot happen in virtual time, so SimStore stops it (see lualib's "Known limits").
+
+Why one module of about 1,100 lines: :class:`SimStore` is the keyspace and its command table —
+one method per Redis command, grouped by data type as Redis's documentation groups them — and
+every command reads and writes the same keyspace, expiry and WATCH bookkeeping; split by data
+type, each part would reach into the others' private state. What a script sees lives apart, in
+:mod:`ratelab.store.lualib` and ``prelude.lua``.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from ratelab.exercises import NAMES, module
+from ratelab.grading import accounting as acct
 from ratelab.grading import sandbox as sb
 from ratelab.grading.student_build import SANDBOX_MODULES, student_package
 from services import need, required
@@ -94,7 +95,7 @@ def bwrap_usable() -> None:
 
 def cgroups_flag(accounting: str) -> bool:
     """Sandbox(cgroups=...) for `accounting`; skip the cgroup runs where there is none."""
-    if accounting == "cgroup" and sb.cgroup_kind() is None:
+    if accounting == "cgroup" and acct.cgroup_kind() is None:
         pytest.skip("no writable cgroup with the memory and pids controllers here")
     return accounting == "cgroup"
 
@@ -599,31 +600,31 @@ def test_a_daemon_dies_when_the_command_ends(sandbox):
 
 
 def test_the_cgroups_are_removed_and_the_context_manager_kills(build, scratch):
-    if sb.cgroup_kind() is None:
+    if acct.cgroup_kind() is None:
         pytest.skip("no writable cgroup with the memory and pids controllers here")
     with sb.Sandbox("plain", scratch, SMALL, build, cgroups=True) as box:
         started = "open('started', 'w').close(); time.sleep(60)"
         proc = python(box, started, mark := uuid.uuid4().hex)
         wait_for(scratch / "started", proc)
-        groups = [p for folder in sb._own_cgroups().values() if folder.is_dir()
+        groups = [p for folder in acct._own_cgroups().values() if folder.is_dir()
                   for p in folder.glob(f"ratelab-sandbox-{os.getpid()}-*")]
-        assert groups and box.accounting == sb.cgroup_kind()
-        assert proc.pid not in sb._pids_in(groups[0])  # the supervisor stays outside
+        assert groups and box.accounting == acct.cgroup_kind()
+        assert proc.pid not in acct._pids_in(groups[0])  # the supervisor stays outside
         inside = set(marked(mark)) - {proc.pid}  # the supervisor's command line holds it too
-        assert inside and inside <= {p for g in groups for p in sb._pids_in(g)}
+        assert inside and inside <= {p for g in groups for p in acct._pids_in(g)}
     assert proc.returncode == -9 and not marked(mark)
     assert not [g for g in groups if g.exists()]
 
 
 def test_the_environment_variable_forces_the_watchdog(build, scratch, monkeypatch):
-    monkeypatch.setenv(sb.NO_CGROUP_ENV, "1")
+    monkeypatch.setenv(acct.NO_CGROUP_ENV, "1")
     with sb.Sandbox("plain", scratch, SMALL, build) as box:
         box.start([sys.executable, "-c", "pass"]).wait(timeout=20)
     assert box.accounting == "watchdog"
-    monkeypatch.delenv(sb.NO_CGROUP_ENV)
+    monkeypatch.delenv(acct.NO_CGROUP_ENV)
     with sb.Sandbox("plain", scratch, SMALL, build) as box:
         box.start([sys.executable, "-c", "pass"]).wait(timeout=20)
-    assert box.accounting == (sb.cgroup_kind() or "watchdog")
+    assert box.accounting == (acct.cgroup_kind() or "watchdog")
 
 
 # ---------------------------------------------------------------- user mode (root, no bwrap)
