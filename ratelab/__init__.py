@@ -1,21 +1,27 @@
 """ratelab: reference rate limiters, and the notebooks that teach and measure them.
 
-``import ratelab`` is light: nothing is compiled at import time.
+``import ratelab`` is light: nothing is compiled at import time, and the names below load
+their modules on first use (``ratelab.make`` the limiters and numpy, ``ratelab.replay``
+numba), so that ``ratelab --version`` and ``ratelab --help`` need neither.
 """
 
 from __future__ import annotations
 
 import importlib
 
-from .limiters import NAMES, Decision, make
-
 __version__ = "0.1.0"
 
 __all__ = ["Decision", "make", "NAMES", "__version__", "replay"]
 
+_LAZY = {"Decision": ".limiters", "make": ".limiters", "NAMES": ".limiters"}
+
 
 def __getattr__(name: str):
-    """Load ``ratelab.replay`` on first use (it pulls in numba), keeping ``import ratelab`` quick."""
+    """Load ``ratelab.replay`` (numba) and the limiters' names (numpy) on first use."""
     if name == "replay":
         return importlib.import_module(".replay", __name__)
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value  # found directly from now on
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

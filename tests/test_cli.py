@@ -17,6 +17,30 @@ def test_help_lists_the_commands(capsys):
         assert command in out
 
 
+def test_the_top_level_help_is_the_full_parsers():
+    """``ratelab --help`` comes from COMMANDS' one-line helps alone: each must say what the
+    command's own parser says, in the same order."""
+    from ratelab.cli import parser, summary_parser
+
+    assert summary_parser().format_help() == parser().format_help()
+
+
+def test_help_and_version_import_no_command_module():
+    code = ("import sys; from ratelab.cli import main\n"
+            "for argv in ([], ['--help'], ['--version']):\n"
+            "    try:\n"
+            "        main(argv)\n"
+            "    except SystemExit as e:\n"
+            "        assert e.code == 0, e.code\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('numpy', 'pandas', 'numba', 'matplotlib') or m.startswith('ratelab.limiters'))\n"
+            "print('heavy:', heavy, file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.strip() == "heavy: []"
+    assert out.stdout.count("usage: ratelab") == 2 and "ratelab 0.1.0" in out.stdout
+
+
 def test_limiters_lists_the_registry(capsys):
     assert main(["limiters"]) == 0
     out = capsys.readouterr().out

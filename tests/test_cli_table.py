@@ -134,6 +134,10 @@ ACTIONS: dict[str, Row] = {
                               "lines_per_s.floor", "lines_per_s.fast", "lines_per_s.reference",
                               "fast_to_floor.wall", "reference_to_floor.cpu", "same",
                               "rounds[].fast_wall_s", "generated.lines")),
+    "bench startup": Row(["bench", "startup", "--repeat", "1", "--json"],
+                         ["bench", "startup", "--repeat", "0"], "--repeat",
+                         keys=("command", "repeat", "python", "results[].command",
+                               "results[].best_s", "results[].median_s")),
 }
 ROWS = {**TABLE, **ACTIONS}
 

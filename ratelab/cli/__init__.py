@@ -1,8 +1,8 @@
 """The ``ratelab`` command: ``ratelab --help`` lists what it does.
 
 This package is the only place where arguments are parsed: each subcommand lives in a module
-of it and registers itself here in ``COMMANDS``: a module path and the name of a function ``add_...(subparsers)`` that adds its
-parser. The rules every subcommand follows (help with units and defaults and an example,
+of it and registers itself here in ``COMMANDS``: its name, a module path, the name of a
+function ``add_...(subparsers)`` that adds its parser, and its one-line help. The rules every subcommand follows (help with units and defaults and an example,
 ``--json`` from a record, one-line errors naming the flag: exit 2 for a user mistake, 1 for an
 environment failure) and the machinery for them are in :mod:`ratelab.cli.support`.
 """
@@ -17,45 +17,86 @@ import sys
 from .. import __version__
 from .support import Parser, UsageError, emit, options_of, report, unrecognized
 
-# (module, function) pairs; each function adds one or more subparsers.
-COMMANDS: list[tuple[str, str]] = [
-    ("ratelab.cli.lab", "add_lab"),
-    ("ratelab.cli.lab", "add_notebooks"),
-    ("ratelab.cli.limiters", "add_limiters"),
-    ("ratelab.cli.race", "add_race"),
-    ("ratelab.cli.datasets", "add_datasets"),
-    ("ratelab.cli.storm", "add_storm"),
-    ("ratelab.cli.burst", "add_burst"),
-    ("ratelab.cli.index", "add_index"),
-    ("ratelab.cli.fps", "add_fps"),
-    ("ratelab.cli.traces", "add_traces"),
-    ("ratelab.cli.analysis", "add"),
-    ("ratelab.cli.analysis", "add_calibrate"),
-    ("ratelab.cli.bench", "add_bench"),
-    ("ratelab.cli.exercises", "add_exercises"),
-    ("ratelab.cli.grade", "add_grade"),
-    ("ratelab.cli.whatif", "add_what_if"),
-    ("ratelab.cli.bench_dask", "add_bench_dask"),
+# (command, module, function, one-line help): each function adds that command's parser. The
+# help is written here too, so that ``ratelab --help`` and ``--version`` build the top level
+# alone (:func:`summary_parser`) without importing a command module (numpy, pandas ...):
+# tests/test_cli.py holds every line equal to what the command's own parser says.
+COMMANDS: list[tuple[str, str, str, str]] = [
+    ("lab", "ratelab.cli.lab", "add_lab", "open the notebooks in JupyterLab"),
+    ("notebooks", "ratelab.cli.lab", "add_notebooks",
+     "re-execute notebooks in place (seeded), all of them by default"),
+    ("limiters", "ratelab.cli.limiters", "add_limiters",
+     "list the registry algorithms and their parameters (types, units, defaults)"),
+    ("race", "ratelab.cli.race", "add_race",
+     "race gateways on a shared store: admitted vs the limit"),
+    ("datasets", "ratelab.cli.datasets", "add_datasets",
+     "the recorded traces: list, locate, verify, fetch"),
+    ("storm", "ratelab.cli.storm", "add_storm",
+     "simulate many retrying clients against a limited server"),
+    ("burst", "ratelab.cli.burst", "add_burst", "can a service swallow a token-bucket burst?"),
+    ("index", "ratelab.cli.index", "add_index",
+     "write the notebook index into README.md (from titles)"),
+    ("fps", "ratelab.cli.fps", "add_fps",
+     "measure the live limiter's redraw rate (frames per second)"),
+    ("traces", "ratelab.cli.traces", "add_traces", "convert a log or table to Parquet, read once"),
+    ("error-analysis", "ratelab.cli.analysis", "add",
+     "compare the sliding window counter with the exact log (Cloudflare-style table)"),
+    ("cloudflare-mix", "ratelab.cli.analysis", "add_calibrate",
+     "search the population for traffic on which the counter's error matches Cloudflare's "
+     "four published figures"),
+    ("bench", "ratelab.cli.bench", "add_bench",
+     "decisions per second: compiled replay, reference, limits"),
+    ("exercises", "ratelab.cli.exercises", "add_exercises",
+     "list the exercises; build the student notebooks from the solutions"),
+    ("grade", "ratelab.cli.grade", "add_grade",
+     "grade submitted notebooks in a sandbox; or make instructor-only cases"),
+    ("what-if", "ratelab.cli.whatif", "add_what_if",
+     "replay a log through candidate policies and compare what each limits"),
+    ("bench-dask", "ratelab.cli.bench_dask", "add_bench_dask",
+     "measure the Dask engine: beyond memory, and against in-process"),
 ]
 
+SUMMARY_ONLY = ([], ["-h"], ["--help"], ["--version"])
+"""Command lines the top level answers alone (:func:`summary_parser`)."""
 
-def parser() -> argparse.ArgumentParser:
-    """The full argument parser, with every registered subcommand."""
+
+def _top_level() -> tuple[Parser, argparse.Action]:
+    """The ``ratelab`` parser without its commands, and the action to add them to."""
     p = Parser(
         prog="ratelab",
         description="Reference rate limiters and the notebooks that teach and measure them.",
         epilog="example:\n  ratelab race --strategy lua --gateways 4 --json")
     p.add_argument("--version", action="version", version=f"ratelab {__version__}")
     p.add_argument("--debug", action="store_true", help="show a traceback on error")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for module, function in COMMANDS:
+    return p, p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The full argument parser, with every registered subcommand."""
+    p, sub = _top_level()
+    for _, module, function, _ in COMMANDS:
         getattr(importlib.import_module(module), function)(sub)
+    return p
+
+
+def summary_parser() -> argparse.ArgumentParser:
+    """The top level with each command's one-line help only: what ``ratelab --help`` prints,
+    and ``--version``, without the command modules."""
+    p, sub = _top_level()
+    for name, _, _, text in COMMANDS:
+        sub.add_parser(name, help=text)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ratelab`` console command: the exit code (0, 1 or 2)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv in SUMMARY_ONLY:
+        p = summary_parser()
+        if not argv:
+            p.print_help()
+            return 0
+        p.parse_args(argv)  # prints the help or the version, and exits 0
     p = parser()
     prog = "ratelab"
     args = None

@@ -1,5 +1,6 @@
 """``ratelab bench``: decisions per second of the compiled replay, the reference, ``limits``;
-``ratelab bench ingest``: lines per second reading a gzip log (:mod:`ratelab.cli.traces`)."""
+``ratelab bench ingest``: lines per second reading a gzip log (:mod:`ratelab.cli.traces`);
+``ratelab bench startup``: how long the command takes to start."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def add_bench(sub) -> None:
                     "Figures are decisions per CPU second. Exits 1 if compiled and reference "
                     "decisions differ.",
         example="ratelab bench --requests 1000000 --keys 10000 --json\n"
-                "ratelab bench ingest --lines 2000000 --repeat 2 --json")
+                "ratelab bench ingest --lines 2000000 --repeat 2 --json\n"
+                "ratelab bench startup --repeat 10")
     p.add_argument("--requests", type=count, default=10_000_000, help="requests in the trace")
     p.add_argument("--keys", type=count, default=100_000, help="keys (clients) in the trace")
     p.add_argument("--slice", type=count, default=None,
@@ -35,10 +37,27 @@ def add_bench(sub) -> None:
     actions = p.add_subparsers(dest="bench_command", metavar="ACTION", required=False,
                                title="other benchmarks (ratelab bench ACTION --help)")
     add_bench_ingest(actions)
-    ingest = actions.choices["ingest"]
+    add_bench_startup(actions)
     replay_only = {a.dest: (a.option_strings[0], a.default) for a in p.arguments
-                   if a.dest in ("requests", "keys", "slice", "no_limits")}
-    ingest.set_defaults(func=_refusing(replay_only, ingest.get_default("func")))
+                   if a.dest in ("requests", "keys", "slice", "no_limits", "no_reference",
+                                 "seed")}
+    for name in ("ingest", "startup"):
+        action = actions.choices[name]
+        own = {a.dest for a in action.arguments}  # an action's own --seed is its own
+        refused = {d: v for d, v in replay_only.items() if d not in own}
+        action.set_defaults(func=_refusing(refused, action.get_default("func")))
+
+
+def add_bench_startup(actions) -> None:
+    """Add ``ratelab bench startup`` to the actions of ``ratelab bench``."""
+    p = command(
+        actions, "startup", run=run_bench_startup, render=render_bench_startup,
+        help="seconds to start: the interpreter, --version, --help, limiters",
+        description="Start python -c pass (the floor), ratelab --version, ratelab --help and "
+                    "ratelab limiters as fresh processes, interleaved, --repeat rounds; report "
+                    "each one's best and median wall seconds.",
+        example="ratelab bench startup --repeat 10 --json")
+    p.add_argument("--repeat", type=count, default=10, help="rounds of every command")
 
 
 def _refusing(replay_only: dict, run):
@@ -82,3 +101,16 @@ def render_bench(figures: dict) -> str:
     from ..bench.replay import table  # as above
 
     return "\n" + table(figures)
+
+
+def run_bench_startup(args):
+    from ..bench import startup  # the benchmark itself: off `ratelab --help`
+
+    say = (lambda *a: print(*a, file=sys.stderr)) if args.json else (lambda *a: None)
+    return startup.run(args.repeat, log=say), 0
+
+
+def render_bench_startup(figures: dict) -> str:
+    from ..bench import startup  # as above
+
+    return startup.table(figures)

@@ -4,7 +4,9 @@ How to add a subcommand
 -----------------------
 1. Write ``add_<name>(sub)`` in a module of this package (``ratelab/cli/<name>.py``): never
    in a library module (a test fails for argparse anywhere else). Register
-   ``("ratelab.cli.<name>", "add_<name>")`` in ``ratelab.cli.COMMANDS``. Build the parser with
+   ``("<name>", "ratelab.cli.<name>", "add_<name>", "<its one-line help>")`` in
+   ``ratelab.cli.COMMANDS`` (the same help as ``command(..., help=)``: a test holds them
+   equal). Build the parser with
    :func:`command`::
 
        def add_burst(sub):
@@ -62,8 +64,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..limiters import make
-from ..limiters.params import parse
 
 # ---------------------------------------------------------------- errors
 
@@ -480,6 +480,10 @@ def words(choices: Sequence[str]):
 def limiter_params(algorithm: str, items: list[str] | None, flag: str = "--param") -> dict:
     """The parameters of registry `algorithm` from ``--param NAME=VALUE`` items, checked
     against its signature, with that algorithm's own defaults; a UsageError naming `flag`."""
+    # the limiters (and numpy) when a command reads --param: ratelab --help stays light
+    from ..limiters import make
+    from ..limiters.params import parse
+
     try:
         params = parse(algorithm, items)
         make(algorithm, **params)  # the class checks ranges (rate > 0 ...)
