@@ -41,6 +41,23 @@ def test_help_and_version_import_no_command_module():
     assert out.stdout.count("usage: ratelab") == 2 and "ratelab 0.1.0" in out.stdout
 
 
+def test_the_light_import_still_reaches_every_subpackage():
+    """``import ratelab`` imports no subpackage, yet ``ratelab.limiters`` and the others work
+    as attributes (students' notebooks write ``ratelab.limiters.make``), and a wrong name is
+    still an AttributeError."""
+    code = ("import ratelab\n"
+            "print(type(ratelab.limiters.make('gcra', rate=1, burst=1)).__name__)\n"
+            "print(ratelab.exercises.__name__, ratelab.make is ratelab.limiters.make)\n"
+            "try:\n"
+            "    ratelab.no_such_room\n"
+            "except AttributeError as e:\n"
+            "    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "GCRA", "ratelab.exercises True", "module 'ratelab' has no attribute 'no_such_room'"]
+
+
 def test_limiters_lists_the_registry(capsys):
     assert main(["limiters"]) == 0
     out = capsys.readouterr().out
