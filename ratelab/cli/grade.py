@@ -12,7 +12,7 @@ from .support import (EnvironmentFailure, UsageError, choices_help, command, cou
                            seconds, seed, table, whole, words)
 from ..exercises import NAMES
 from ..grading.cases import read_cases, write_instructor_cases
-from ..grading.gradebook import read_course, read_roster
+from ..grading.course import read_course, read_roster
 from ..grading.grader import grade
 from ..grading.sandbox import IsolationUnavailable, Limits, detect
 

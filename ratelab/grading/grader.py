@@ -45,8 +45,8 @@ from ..exercises.core import CASE_TIME_LIMIT_S
 from ..exercises.errors import AnswerFailed
 from ..exercises.proxy import Budget, lookup
 from .cases import read_cases
-from .gradebook import (Course, ExerciseResult, Graded, Identity, Roster, RunInfo, clamp_score,
-                        identify, write_gradebook)
+from .course import Course, Identity, Roster, identify
+from .gradebook import ExerciseResult, Graded, RunInfo, clamp_score, write_gradebook
 from .originality import borrowed
 from ..exercises.protocol import NotPlain, ProtocolError, receive, send
 from .sandbox import Limits, Sandbox, detect

@@ -16,11 +16,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from budget import examples
-from ratelab.grading.gradebook import (FEEDBACK_MAX, LINE_MAX, NOTE_MAX, NOTES_MAX,
-                                       PATTERN_TEXT, VERDICTS, Course, ExerciseResult, Graded,
-                                       Identity, RunInfo, clamp_score, feedback_page, identify,
-                                       notebook_rows, read_course, read_roster, wide_path,
-                                       wide_table, write_gradebook)
+from ratelab.grading.course import (PATTERN_TEXT, Course, Identity, identify, read_course,
+                                    read_roster)
+from ratelab.grading.gradebook import (FEEDBACK_MAX, LINE_MAX, NOTE_MAX, NOTES_MAX, VERDICTS,
+                                       ExerciseResult, Graded, RunInfo, clamp_score,
+                                       feedback_page, notebook_rows, wide_path, wide_table,
+                                       write_gradebook)
 
 RUN1 = RunInfo("0.1.0", "a" * 64, 2027, "2027-01-16T10:00:00Z", "bubblewrap")
 RUN2 = RunInfo("0.1.1", "b" * 64, 2028, "2027-01-17T09:30:00Z", "user")
