@@ -48,34 +48,33 @@ def limiters_digest() -> str:
 
 
 def _watching(locator):
-    """`locator` (a numba cache locator class) for the watched files, with their digest in its
-    source stamp."""
+    """`locator` (a numba cache locator class) with the digest of a watched file's sources in
+    its source stamp; unchanged for every other file."""
 
     class Watching(locator):
         def get_source_stamp(self):
-            return (super().get_source_stamp(), _WATCHED[os.path.realpath(self._py_file)]())
-
-        @classmethod
-        def from_function(cls, py_func, py_file):
-            if os.path.realpath(py_file) not in _WATCHED:
-                return None
-            return super().from_function(py_func, py_file)
+            stamp = super().get_source_stamp()
+            digest = _WATCHED.get(os.path.realpath(getattr(self, "_py_file", "")))
+            return stamp if digest is None else (stamp, digest())
 
     Watching.__name__ = f"Watching{locator.__name__}"
     return Watching
 
 
 def _install() -> bool:
-    """Put the watching locators first in numba's list, once; False if this numba has none."""
+    """Make every locator in numba's list a watching one, once; False if this numba has none.
+
+    Every one, not the first few: where the package's folder is not writable, numba falls
+    through to the next locator (a cache in the user's home), and that one must compare the
+    digest as well, or it would load a kernel compiled from older limiters."""
     from numba.core import caching  # numba: only when a kernel module is loaded
 
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
     classes = getattr(impl, "_locator_classes", None)
-    needed = ("UserProvidedCacheLocator", "InTreeCacheLocator")
-    if not isinstance(classes, list) or not all(hasattr(caching, n) for n in needed):
+    if not isinstance(classes, list) or not classes or not all(
+            isinstance(c, type) and hasattr(c, "get_source_stamp") for c in classes):
         return False
-    if not any(getattr(c, "__name__", "").startswith("Watching") for c in classes):
-        classes[:0] = [_watching(getattr(caching, n)) for n in needed]
+    classes[:] = [c if c.__name__.startswith("Watching") else _watching(c) for c in classes]
     return True
 
 

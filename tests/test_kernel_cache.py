@@ -69,3 +69,26 @@ def test_the_package_kernels_are_watched():
     for f in KERNEL_FILES:
         assert f.is_file()
         assert kernel_cache._WATCHED[os.path.realpath(f)]() == limiters_digest()
+
+
+def test_every_cache_numba_may_fall_back_to_compares_the_digest(tmp_path):
+    """Where the package's folder is not writable numba falls through to a cache in the
+    user's home: that locator, and every other, must compare the sources' digest too."""
+    from numba.core import caching
+
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text("def kernel(x):\n    return x\n")
+    namespace: dict = {}
+    exec(compile(kernel.read_text(), str(kernel), "exec"), namespace)
+    assert watch([kernel], lambda: "sources v1") is True
+    classes = caching.CacheImpl._locator_classes
+    assert classes and all(c.__name__.startswith("Watching") for c in classes)
+    user_wide = next(c for c in classes if issubclass(c, caching.UserWideCacheLocator))
+    locator = user_wide.from_function(namespace["kernel"], str(kernel))
+    assert locator.get_source_stamp()[1] == "sources v1"
+    elsewhere = tmp_path / "other.py"
+    elsewhere.write_text("def other(x):\n    return x\n")
+    exec(compile(elsewhere.read_text(), str(elsewhere), "exec"), namespace)
+    plain = user_wide.from_function(namespace["other"], str(elsewhere))
+    assert plain.get_source_stamp() == caching.UserWideCacheLocator.from_function(
+        namespace["other"], str(elsewhere)).get_source_stamp()
