@@ -9,10 +9,13 @@ TEST_STAMP := $(VENV)/.test-stamp
 
 # (Re)install when pyproject.toml changes; creates .venv when missing.
 # The lab needs only the package; the tests add the test, bench and site extras.
+# `ratelab compile` compiles the numba kernels of a first command into numba's cache (about a
+# minute on two cores, once), so that no command or notebook stalls on them later.
 $(LAB_STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/ratelab compile
 	@touch $(LAB_STAMP)
 
 $(TEST_STAMP): $(LAB_STAMP)

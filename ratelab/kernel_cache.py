@@ -18,16 +18,25 @@ the replay kernels ``ratelab bench --requests 100000`` uses compiled in 5.6 s, a
 the cache in 0.4 s. Where a numba release no longer has the hook, :func:`watch` says so in
 a warning and returns False, and the kernels are compiled in each process instead (correct,
 slower) — never loaded stale.
+
+A cache miss is never silent: inside :func:`announcing` (every ``ratelab`` command but those
+given ``--no-progress``), the first compile writes one line on stderr, updated in place on a
+terminal with the kernels done, and a last line with the count and seconds. It listens to
+numba's documented event API (``numba.core.event``), which reports compiles, not cache loads.
+``ratelab compile`` (:mod:`ratelab.cli.compile`) compiles a first command's kernels ahead.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import sys
+import time
 import warnings
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator, TextIO
 
 _PACKAGE = Path(__file__).resolve().parent
 KERNEL_FILES = (_PACKAGE / "replay" / "kernels.py", _PACKAGE / "analysis" / "kernels.py",
@@ -84,6 +93,7 @@ def watch(files, digest: Callable[[], str]) -> bool:
     offers no hook for it."""
     for f in files:
         _WATCHED[os.path.realpath(f)] = digest
+    listen()
     if _install():
         return True
     import numba  # its version, for the warning
@@ -98,3 +108,104 @@ def watch_limiters() -> bool:
     """:func:`watch` for the package's kernel files and the limiters' sources: whether the
     kernels may be cached."""
     return watch(KERNEL_FILES, limiters_digest)
+
+
+# ---------------------------------------------------------------- saying that numba compiles
+
+CLEAR_LINE = "\r\x1b[K"  # back to the line's start, and erase it (a terminal)
+
+
+class _Notice:
+    """What :func:`announcing` writes while numba compiles: a first line saying so, then, on a
+    terminal, the same line updated with each kernel done; at the end, what it took."""
+
+    def __init__(self, stream: TextIO, prog: str):
+        self.stream, self.prog = stream, prog
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.depth = 0  # a kernel compiles the kernels it calls inside its own compile event
+        self.done = 0
+        self.began: float | None = None
+        self.current = ""
+
+    def start(self, name: str) -> None:
+        if self.depth == 0:
+            if self.began is None:
+                self.began = time.perf_counter()
+                self._write(f"{self.prog}: compiling numba kernels, once (later runs load them "
+                            "from the cache; `ratelab compile` compiles them all ahead)",
+                            end="" if self.tty else "\n")
+            self.current = name
+        self.depth += 1
+
+    def end(self) -> None:
+        self.depth -= 1
+        if self.depth == 0:
+            self.done += 1
+            if self.tty:
+                self._write(f"{CLEAR_LINE}{self.prog}: compiling numba kernels, once: "
+                            f"{self.done} done ({self.current}), {self._elapsed():.0f} s",
+                            end="")
+
+    def close(self, finished: bool = True) -> None:
+        if self.began is None:
+            return
+        if not finished:  # an error or an interrupt: its own line says what happened
+            if self.tty:
+                self._write("")
+        else:
+            self._write(f"{CLEAR_LINE if self.tty else ''}{self.prog}: compiled "
+                        f"{self.done} numba kernel{'s' * (self.done != 1)} in "
+                        f"{self._elapsed():.0f} s; cached for later runs")
+
+    def _elapsed(self) -> float:
+        return time.perf_counter() - (self.began or time.perf_counter())
+
+    def _write(self, text: str, end: str = "\n") -> None:
+        print(text, end=end, file=self.stream, flush=True)
+
+
+_NOTICE: list[_Notice] = []  # the notice being written, while inside announcing()
+_listening = False
+
+
+def listen() -> None:
+    """Tell :func:`announcing` when numba compiles: called by each module that defines kernels,
+    as it loads (numba is imported by then). Registers one listener, once, through numba's
+    event API (``numba.core.event``, documented); it does nothing outside announcing()."""
+    global _listening
+    if _listening:
+        return
+    from numba.core import event  # numba: only when a kernel module is loaded
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            if _NOTICE:
+                dispatcher = ev.data.get("dispatcher")
+                _NOTICE[-1].start(getattr(getattr(dispatcher, "py_func", None), "__name__",
+                                          "kernel"))
+
+        def on_end(self, ev):
+            if _NOTICE and _NOTICE[-1].depth:
+                _NOTICE[-1].end()
+
+    event.register("numba:compile", Listener())
+    _listening = True
+
+
+@contextmanager
+def announcing(stream: TextIO | None = None, prog: str = "ratelab") -> Iterator[_Notice]:
+    """While inside, say on `stream` (stderr) when numba compiles a kernel: a cache miss,
+    tens of seconds on a first run, is never silent. A kernel loaded from the cache says
+    nothing. Yields the notice, whose ``done`` counts the kernels compiled so far; nested
+    uses share the outer one."""
+    if _NOTICE:
+        yield _NOTICE[-1]
+        return
+    notice = _Notice(sys.stderr if stream is None else stream, prog)
+    _NOTICE.append(notice)
+    try:
+        yield notice
+    except BaseException:
+        _NOTICE.pop().close(finished=False)
+        raise
+    _NOTICE.pop().close()

@@ -13,8 +13,10 @@ import argparse
 import importlib
 import os
 import sys
+from contextlib import nullcontext
 
 from .. import __version__
+from ..kernel_cache import announcing
 from .support import Parser, UsageError, emit, options_of, report, unrecognized
 
 # (command, module, function, one-line help): each function adds that command's parser. The
@@ -54,6 +56,8 @@ COMMANDS: list[tuple[str, str, str, str]] = [
      "replay a log through candidate policies and compare what each limits"),
     ("bench-dask", "ratelab.cli.bench_dask", "add_bench_dask",
      "measure the Dask engine: beyond memory, and against in-process"),
+    ("compile", "ratelab.cli.compile", "add_compile",
+     "compile the numba kernels a first command needs, into the cache, once"),
 ]
 
 SUMMARY_ONLY = ([], ["-h"], ["--help"], ["--version"])
@@ -114,7 +118,10 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):
             p.print_help()
             return 0
-        return emit(args, args.func(args))
+        # a first run's kernels compile for tens of seconds: said on stderr, with the progress
+        with nullcontext() if getattr(args, "no_progress", False) else announcing():
+            result = args.func(args)
+        return emit(args, result)
     except BrokenPipeError:  # the reader (head, less) went away: stop quietly
         sys.stdout = open(os.devnull, "w")
         return 0

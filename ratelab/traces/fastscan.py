@@ -28,6 +28,10 @@ from numba.core.cpu import CPUTargetOptions
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from numba.extending import intrinsic
 
+from ..kernel_cache import listen
+
+listen()  # a first run compiles the reader (tens of seconds): the command says so
+
 NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
 """numba's option to compile a function without reference counting, for the scan and the line
 parser: they allocate nothing, and counting references to the arrays handed to every small

@@ -77,8 +77,11 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 from numba import njit
 
+from ..kernel_cache import listen
 from .generators import _on_periods, _ticks
 from .trace import Trace
+
+listen()  # its kernels compile on a first run: the command says so
 
 BEHAVIOURS = ("human", "app", "bot", "abuser")
 HUMAN, APP, BOT, ABUSER = range(4)
