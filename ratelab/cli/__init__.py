@@ -60,6 +60,9 @@ COMMANDS: list[tuple[str, str, str, str]] = [
      "compile the numba kernels a first command needs, into the cache, once"),
 ]
 
+NAMES = tuple(name for name, *_ in COMMANDS)
+"""The subcommands' names."""
+
 SUMMARY_ONLY = ([], ["-h"], ["--help"], ["--version"])
 """Command lines the top level answers alone (:func:`summary_parser`)."""
 
@@ -75,11 +78,16 @@ def _top_level() -> tuple[Parser, argparse.Action]:
     return p, p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
 
-def parser() -> argparse.ArgumentParser:
-    """The full argument parser, with every registered subcommand."""
+def parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full argument parser, with every registered subcommand; with `only`, that
+    subcommand in full and the others by their one-line help, so that a command imports its
+    own modules and no other's."""
     p, sub = _top_level()
-    for _, module, function, _ in COMMANDS:
-        getattr(importlib.import_module(module), function)(sub)
+    for name, module, function, text in COMMANDS:
+        if only in (None, name):
+            getattr(importlib.import_module(module), function)(sub)
+        else:
+            sub.add_parser(name, help=text)
     return p
 
 
@@ -101,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
             p.print_help()
             return 0
         p.parse_args(argv)  # prints the help or the version, and exits 0
-    p = parser()
+    word = next((w for w in argv if not w.startswith("-")), None)
+    p = parser(only=word if word in NAMES else None)
     prog = "ratelab"
     args = None
     try:
