@@ -66,10 +66,17 @@ def to_trace(time: np.ndarray, key: np.ndarray, n_keys: int, kind: str, **meta) 
     """A Trace of (time, key) columns in any order: sorted stably by time, then by key.
 
     Ties in time are broken by key id, so the result does not depend on the order the
-    columns were built in. ``meta`` lands in ``trace.meta`` with ``generator=kind``.
+    columns were built in. ``meta`` lands in ``trace.meta`` with ``generator=kind``. With
+    ``start_s`` and ``duration_s`` in it, a time that placing on the clock rounds up to the
+    span's end (a request 0.5 s into a span of 0.5000000000000001 s starting at -3 lands on
+    -2.5, the end) is left out: the span is half-open, [start, start + duration).
     """
     time = np.asarray(time, dtype=np.float64)
     key = np.asarray(key, dtype=np.int32)
+    if "start_s" in meta and "duration_s" in meta:
+        inside = time < meta["start_s"] + meta["duration_s"]
+        if not inside.all():
+            time, key = time[inside], key[inside]
     order = np.argsort(time)  # fast; decides ties arbitrarily, so ties are settled below
     if len(time) > 1 and np.any(np.diff(time[order]) == 0):
         order = np.lexsort((key, time))
