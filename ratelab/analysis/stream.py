@@ -263,7 +263,7 @@ def _trace_record(trace, source, limit, window, mode, quantiles, engine, schedul
                             progress=progress)
             results.append({"quantile": q, **t.to_dict()})
     return {"source": source, "requests": len(trace), "sources": trace.n_keys,
-            "load_report": None if report is None else str(report), "results": results}
+            "load_report": None if report is None else report.to_dict(), "results": results}
 
 
 def _parquet_record(path, source, limit, window, mode, engine, scheduler, workers, parts_dir,

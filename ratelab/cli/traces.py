@@ -10,6 +10,7 @@ a log or a table (``--format``, ``--time-col`` …), shared by every command tha
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -18,6 +19,7 @@ from .support import (EnvironmentFailure, HelpFormatter, UsageError, add_debug, 
                            count, seed)
 
 from ..traces.loaders import ENGINES, FORMATS, load_log
+from ..traces.report import describe
 from ..traces.tables import TABLE_FORMATS, TIME_FORMATS, write_parquet
 
 
@@ -48,9 +50,15 @@ def add_input_options(p: argparse.ArgumentParser, what: str = "the file") -> Non
                         "line by line; the same trace either way (default: auto, the fast one)")
 
 
+COLUMN_FLAGS = {"time_col": "--time-col", "key_col": "--key-col", "cost_col": "--cost-col",
+                "time_format": "--time-format"}
+"""The reading options of tables, by the parameter the readers' messages name."""
+
+
 def read_input(path, args, option: str = "--trace", progress: bool = True):
-    """The trace of the file at `path`, read as `args` say; ValueError naming `option` for a
-    file that cannot be read (missing, damaged, nothing in it)."""
+    """The trace of the file at `path`, read as `args` say. A message about a column option
+    is a UsageError naming its flag (the parameter named in it replaced by the flag); any other
+    file that cannot be read (damaged, nothing in it) a ValueError naming `option`."""
     try:
         return load_log(path, args.format, engine=args.reader, progress=progress, warn=False,
                         time_col=args.time_col, key_col=args.key_col,
@@ -58,7 +66,13 @@ def read_input(path, args, option: str = "--trace", progress: bool = True):
     except FileNotFoundError as e:
         raise FileNotFoundError(f"{option}: {e}") from None
     except ValueError as e:
-        raise ValueError(f"{option}: {e}") from None
+        message = str(e)
+        for param, flag in COLUMN_FLAGS.items():
+            pattern = rf"(?<![\w-]){param}(?![\w-])"
+            if re.search(pattern, message):
+                message = message.replace(f"{param} ({flag})", flag)
+                raise UsageError(flag, re.sub(pattern, flag, message)) from None
+        raise ValueError(f"{option}: {message}") from None
 
 
 # ---------------------------------------------------------------- ratelab traces
@@ -108,7 +122,7 @@ def convert(log, out, args=None, progress: bool = True) -> dict:
     return {"log": str(log), "out": str(out), "format": report.format,
             "lines": report.lines, "requests": len(trace), "clients": trace.n_keys,
             "malformed_lines": report.malformed, "out_of_order": report.out_of_order,
-            "out_bytes": out.stat().st_size, "load_report": str(report)}
+            "out_bytes": out.stat().st_size, "load_report": report.to_dict()}
 
 
 def run_convert(args) -> dict:
@@ -123,7 +137,7 @@ def run_convert(args) -> dict:
 
 
 def render_convert(record: dict) -> str:
-    return (f"{record['load_report']}\nwrote {record['out']}: {record['requests']:,} requests, "
+    return (f"{describe(record['load_report'])}\nwrote {record['out']}: {record['requests']:,} requests, "
             f"{record['clients']:,} clients, {record['out_bytes'] / 1e6:,.1f} MB")
 # ---------------------------------------------------------------- ratelab bench ingest
 

@@ -9,20 +9,17 @@
 
 from __future__ import annotations
 
-import re
 
 import numpy as np
 import pandas as pd
 
 from .. import datasets
+from ..traces.report import describe
 from ..whatif import TOP_CLIENTS, parse_policy, what_if
 from .engine import add_engine_options
 from .support import EnvironmentFailure, UsageError, command
-from .traces import add_input_options, read_input
+from .traces import COLUMN_FLAGS, add_input_options, read_input
 
-COLUMN_FLAGS = {"time_col": "--time-col", "key_col": "--key-col", "cost_col": "--cost-col",
-                "time_format": "--time-format"}
-"""The shared reading options that apply to tables, by the parameter the reader names."""
 
 
 def _dataset_names() -> tuple[str, ...]:
@@ -130,12 +127,6 @@ def _load(args):
     except FileNotFoundError as e:
         raise EnvironmentFailure(str(e), "check the path") from None
     except ValueError as e:
-        message = re.sub(r"^--trace: ", "", str(e))
-        for param, flag in COLUMN_FLAGS.items():
-            pattern = rf"(?<![\w-]){param}(?![\w-])"
-            if re.search(pattern, message):
-                message = message.replace(f"{param} ({flag})", flag)
-                raise UsageError(flag, re.sub(pattern, flag, message)) from None
         raise UsageError("--trace", str(e)) from None
 
 
@@ -165,6 +156,8 @@ def render(record: dict) -> str:
              f"{_when(record['last_s'])} (UTC); offered peak {off['peak_per_second']:,}/s "
              f"({_when(off['peak_second_start_s'])}), {off['peak_per_minute']:,}/min "
              f"({_when(off['peak_minute_start_s'])})", ""]
+    if record.get("load_report") is not None:  # what was read, and what was left out
+        lines += [describe(record["load_report"]), ""]
     lines += [f"{n} {p['policy']}" for n, p in zip(names, pols)] + [""]
     rows = {}
     for n, p in zip(names, pols):

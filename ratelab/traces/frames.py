@@ -29,6 +29,11 @@ TIME_UNITS = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 TIME_FORMATS = (*TIME_UNITS, "iso")
 """Named time formats; any text with a % in it is a strftime form."""
 
+LATEST_S = 7_258_118_400.0
+"""2200-01-01 UTC in epoch seconds: a later time in a log is no time a server wrote. When
+most of a column is later, its numbers are not seconds (milliseconds read as seconds land in
+the year 50,000): refused, naming ``--time-format``; a few such rows are malformed."""
+
 DEFAULT_TIME_COL, DEFAULT_KEY_COL = "time", "key"
 KEY_JOIN = " "
 """Between the values of a combined key in its name (an IP and a path: "10.0.0.1 /login")."""
@@ -44,8 +49,13 @@ def columns_of(key_col) -> list[str]:
 
 
 
-def _seconds(column, time_format, name: str):
-    """Float epoch seconds of a time column (NaN where it does not parse)."""
+UTC_EPOCH = "UTC (epoch numbers)"
+ASSUMED_UTC = "UTC assumed: the times name no zone"
+
+
+def _seconds(column, time_format, name: str) -> tuple[np.ndarray, str]:
+    """(float epoch seconds of a time column, NaN where it does not parse; how its times were
+    placed on UTC, for the report)."""
     import pandas as pd  # heavy dependencies: imported where a table is read
     import pyarrow as pa
 
@@ -60,35 +70,81 @@ def _seconds(column, time_format, name: str):
         values = pd.Series(column)
         kind = None
     if time_format is None:
-        if (kind is not None and (pa.types.is_timestamp(kind) or pa.types.is_date(kind))) \
+        if kind is not None and pa.types.is_timestamp(kind):
+            zone = f"each time's own zone (a timestamp column in {kind.tz})" if kind.tz \
+                else ASSUMED_UTC
+            return _datetime_seconds(pd.to_datetime(values, utc=True)), zone
+        if (kind is not None and pa.types.is_date(kind)) \
                 or pd.api.types.is_datetime64_any_dtype(values):
-            return _datetime_seconds(pd.to_datetime(values, utc=True))
+            zone = (f"each time's own zone (a timestamp column in {values.dt.tz})"
+                    if getattr(values.dt, "tz", None) is not None else ASSUMED_UTC)
+            return _datetime_seconds(pd.to_datetime(values, utc=True)), zone
         if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-            return values.to_numpy(dtype=np.float64, na_value=np.nan)
+            return values.to_numpy(dtype=np.float64, na_value=np.nan), UTC_EPOCH
         # text: epoch seconds or ISO 8601, whichever reads more rows (a few bad ones aside)
         numbers = pd.to_numeric(values, errors="coerce").to_numpy(np.float64, na_value=np.nan)
-        iso = _datetime_seconds(pd.to_datetime(values.astype("string"), utc=True,
-                                               errors="coerce", format="ISO8601"))
-        return numbers if np.isfinite(numbers).sum() >= np.isfinite(iso).sum() else iso
+        text = values.astype("string")
+        iso = _iso_seconds(text)
+        if np.isfinite(numbers).sum() >= np.isfinite(iso).sum():
+            return numbers, UTC_EPOCH
+        return iso, _text_zone(text)
     if time_format in TIME_UNITS:
         if pd.api.types.is_bool_dtype(values):
             raise ValueError(f"time column {name!r} holds booleans, not times")
         numbers = pd.to_numeric(values, errors="coerce").to_numpy(np.float64, na_value=np.nan)
-        return numbers / TIME_UNITS[time_format]
+        return numbers / TIME_UNITS[time_format], UTC_EPOCH
     text = values.astype("string")
     if time_format == "iso":
-        parsed = pd.to_datetime(text, utc=True, errors="coerce", format="ISO8601")
-    else:
-        parsed = pd.to_datetime(text, utc=True, errors="coerce", format=time_format)
-    return _datetime_seconds(parsed)
+        return _iso_seconds(text), _text_zone(text)
+    parsed = _parsed(text, time_format)
+    zone = "each time's own offset (%z)" if "%z" in time_format or "%Z" in time_format \
+        else ASSUMED_UTC + f" (the form {time_format!r} has no %z)"
+    return _datetime_seconds(parsed), zone
+
+
+def _parsed(text, form: str | None):
+    """pandas datetimes of `text` in `form` (None: ISO 8601), NaT where a value does not
+    parse or lies beyond what pandas' nanoseconds hold (years 1677-2262)."""
+    import pandas as pd  # a heavy dependency: imported where a table is read
+
+    form = "ISO8601" if form is None else form
+    try:
+        return pd.to_datetime(text, utc=True, errors="coerce", format=form)
+    except (OverflowError, ValueError, pd.errors.OutOfBoundsDatetime):
+        # one value out of bounds fails the whole column in pandas: parse one by one
+        def one(value):
+            try:
+                return pd.to_datetime(value, utc=True, format=form)
+            except (OverflowError, ValueError, TypeError, pd.errors.OutOfBoundsDatetime):
+                return pd.NaT
+        return pd.to_datetime(pd.Series([one(v) for v in text], dtype=object), utc=True)
+
+
+def _iso_seconds(text) -> np.ndarray:
+    return _datetime_seconds(_parsed(text, None))
+
+
+_ZONED = r"(?:[zZ]|[+-]\d\d(?::?\d\d)?)$"
+
+
+def _text_zone(text) -> str:
+    """How ISO texts were placed on UTC: by their own offsets, or UTC assumed where none."""
+    zoned = text.str.strip().str.contains(_ZONED, regex=True).fillna(False)
+    if zoned.all():
+        return "each time's own offset"
+    if not zoned.any():
+        return ASSUMED_UTC
+    return f"each time's own offset; UTC assumed for the {int((~zoned).sum()):,} that name none"
 
 
 def _datetime_seconds(parsed) -> np.ndarray:
-    """Epoch seconds of a pandas datetime Series (NaN for NaT), exact to the microsecond."""
-    ns = parsed.dt.tz_convert("UTC").dt.tz_localize(None).astype("datetime64[ns]")
-    raw = ns.to_numpy().astype("int64")
-    out = (raw // 10**9).astype(np.float64) + (raw % 10**9) / 1e9
-    out[ns.isna().to_numpy()] = np.nan
+    """Epoch seconds of a pandas datetime Series (NaN for NaT), exact to the microsecond, in
+    whatever unit pandas chose for it (a year such as 1000 holds in seconds, not in ns)."""
+    naive = parsed.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
+    per = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[np.datetime_data(naive.dtype)[0]]
+    raw = naive.astype("int64")
+    out = (raw // per).astype(np.float64) + (raw % per) / per
+    out[np.isnat(naive)] = np.nan
     return out
 
 
@@ -105,6 +161,18 @@ def _labels(column) -> tuple[np.ndarray, list[str]]:
             values = values.astype("Int64")
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     return codes, [str(u) for u in uniques]
+
+
+def _dropped(reasons, unsplit: int) -> dict[str, int]:
+    """Lines left out by reason, each row counted once, under the first reason that holds."""
+    out = {"rows the reader could not split": unsplit} if unsplit else {}
+    taken = None
+    for why, mask in reasons:
+        mask = mask if taken is None else mask & ~taken
+        if mask.any():
+            out[why] = int(mask.sum())
+        taken = mask if taken is None else taken | mask
+    return out
 
 
 def read_frame(frame, *, time_col: str = DEFAULT_TIME_COL, key_col=DEFAULT_KEY_COL,
@@ -134,18 +202,33 @@ def read_frame(frame, *, time_col: str = DEFAULT_TIME_COL, key_col=DEFAULT_KEY_C
                         lines=n + len(bad) if lines_read is None else lines_read)
     if n == 0:
         report.malformed = len(bad)
+        report.dropped = _dropped([], len(bad))
         report.malformed_examples = list(bad)[:max_examples]
         return report, np.empty(0), np.empty(0, np.int32), rows, [], None, {}
 
-    time = _seconds(table.column(time_col), time_format, time_col)
-    good = np.isfinite(time)
+    time, report.time_zone = _seconds(table.column(time_col), time_format, time_col)
+    readable = np.isfinite(time)
+    late = readable & (time >= LATEST_S)
+    if late.any() and np.median(time[readable]) >= LATEST_S:
+        unit = next((u for u, per in TIME_UNITS.items() if np.median(time[readable]) / per
+                     < LATEST_S), "ns")
+        raise ValueError(
+            f"time column {time_col!r} of {source}: most times are past the year 2200 (the "
+            f"median is {np.median(time[readable]):.4g} s) as "
+            f"{'epoch seconds' if time_format in (None, 's') else repr(time_format)}: "
+            f"give their unit with time_format {unit}")
+    good = readable & ~late
+    reasons = [("unreadable time", ~readable), ("time past the year 2200", late)]
     codes = []
     texts = []
+    keyed = np.ones(n, dtype=bool)
     for k in keys:
         c, t = _labels(table.column(k))
         codes.append(c)
         texts.append(t)
-        good &= c >= 0
+        keyed &= c >= 0
+    reasons.append(("missing key", ~keyed))
+    good &= keyed
     cost = None
     if cost_col is not None:
         import pandas as pd  # a heavy dependency: imported where a table is read
@@ -154,10 +237,13 @@ def read_frame(frame, *, time_col: str = DEFAULT_TIME_COL, key_col=DEFAULT_KEY_C
         if pd.api.types.is_bool_dtype(values):
             raise ValueError(f"cost column {cost_col!r} holds booleans, not costs")
         cost = pd.to_numeric(values, errors="coerce").to_numpy(np.float64, na_value=np.nan)
+        reasons += [("unreadable cost", ~np.isfinite(cost)),
+                    ("zero or negative cost", np.isfinite(cost) & (cost <= 0))]
         good &= np.isfinite(cost) & (cost > 0)
 
     wrong = np.flatnonzero(~good)
     report.malformed = len(bad) + len(wrong)
+    report.dropped = _dropped(reasons, len(bad))
     shown = [c for c in dict.fromkeys([time_col, *keys, cost_col]) if c is not None]
     examples = list(bad) + [
         (int(rows[i]), " ".join(f"{c}={table.column(c)[int(i)].as_py()!r}" for c in shown))

@@ -93,7 +93,7 @@ def load_log(path, format: str = "auto", *, engine: str = "auto", progress: bool
         fmt = sniff_format(path) if format == "auto" else format
     except GZIP_ERRORS as e:
         raise damaged(path, e) from None
-    report = LoadReport(source=path.name, format=fmt)
+    report = LoadReport(source=path.name, format=fmt, time_zone=_line_zone(fmt, epa_utc_offset_h))
     offset_s = epa_utc_offset_h * 3600
     parse = line_parser(fmt, epa_year, epa_month, offset_s)
     if engine != "reference":
@@ -107,6 +107,16 @@ def load_log(path, format: str = "auto", *, engine: str = "auto", progress: bool
                                                 progress)
     return finish(path, report, time, key, line_no, names, None, max_examples=max_examples,
                   warn=warn, detected=format == "auto")
+
+
+def _line_zone(fmt: str, epa_utc_offset_h: float) -> str:
+    """How a log format's times are placed on UTC, for the report."""
+    if fmt == "clf":
+        return "each line's own zone offset (as in [01/Aug/1995:00:00:01 -0400])"
+    if fmt == "epa":
+        return (f"UTC{epa_utc_offset_h:+g} h assumed: the EPA log's times name no zone "
+                "(epa_utc_offset_h)")
+    return "UTC (epoch seconds)"
 
 
 def _read_lines(path: Path, fmt: str, parse, report: LoadReport, max_examples: int,

@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-__all__ = ["LoadReport", "LoadWarning", "NoRequestsError", "FORMATS", "TABLE_FORMATS",
+__all__ = ["LoadReport", "OUT_OF_ORDER_WARN_PCT", "describe", "LoadWarning", "NoRequestsError", "FORMATS", "TABLE_FORMATS",
            "GZIP_ERRORS", "damaged", "nothing_read", "open_text", "detect_format",
            "sniff_format", "is_tsv_header", "line_parser", "read_line", "zone_offset_s"]
 
@@ -47,6 +47,11 @@ class LoadWarning(UserWarning):
     """A log had malformed lines or out-of-order timestamps (the text says how many)."""
 
 
+OUT_OF_ORDER_WARN_PCT = 1.0
+"""Above this share of requests out of order, a report warns that the times may not be a
+timeline: a log goes backwards by a few requests where workers write in turn, not by many."""
+
+
 @dataclass
 class LoadReport:
     """What a loader found in a log: lines, requests, clients, and every irregularity counted.
@@ -54,7 +59,9 @@ class LoadReport:
     lines          lines read, header and blank lines included
     requests       lines parsed into requests (the trace's length)
     malformed      lines that did not parse (blank lines among them), left out of the trace
+    dropped        why they were left out: reason -> lines (the counts sum to `malformed`)
     out_of_order   requests earlier than the request on the line before them
+    time_zone      how the times were placed on UTC (a zone assumed is said so)
     *_examples     the first few: (line number, text) and (line number, time, time before)
     """
 
@@ -70,11 +77,29 @@ class LoadReport:
     out_of_order_examples: list[tuple[int, float, float]] = field(default_factory=list)
     first_time: float | None = None
     last_time: float | None = None
+    dropped: dict[str, int] = field(default_factory=dict)
+    time_zone: str = ""
 
     @property
     def clean(self) -> bool:
         """True when no line was malformed and no request was out of order."""
         return self.malformed == 0 and self.out_of_order == 0
+
+    @property
+    def out_of_order_pct(self) -> float:
+        """Requests out of order, in percent of the requests read."""
+        return 100.0 * self.out_of_order / self.requests if self.requests else 0.0
+
+    @property
+    def warnings(self) -> list[str]:
+        """What a reader of the figures must know before trusting them (one line each)."""
+        out = []
+        if self.out_of_order_pct > OUT_OF_ORDER_WARN_PCT:
+            out.append(f"{self.out_of_order_pct:.1f}% of the requests are earlier than the "
+                       "line before them: the times may not be a timeline (a shuffled, "
+                       "merged or re-stamped log?); they were sorted, which is right only if "
+                       "each time is true")
+        return out
 
     def add_malformed(self, line_no: int, text: str, max_examples: int) -> None:
         """Count line `line_no` as malformed, keeping it (without its line break) among the
@@ -83,17 +108,15 @@ class LoadReport:
         if len(self.malformed_examples) < max_examples:
             self.malformed_examples.append((line_no, text.rstrip("\r\n")))
 
+    def complete_dropped(self, reason: str) -> None:
+        """Give `reason` to the malformed lines that have none yet (a line reader knows one
+        reason only: the line is not of its format)."""
+        rest = self.malformed - sum(self.dropped.values())
+        if rest > 0:
+            self.dropped = {**self.dropped, reason: self.dropped.get(reason, 0) + rest}
+
     def __str__(self) -> str:
-        out = [f"{self.source} ({self.format}): {self.requests:,} requests from "
-               f"{self.clients:,} clients in {self.lines:,} lines"]
-        if self.malformed:
-            out.append(f"  {self.malformed:,} malformed lines left out, first:")
-            out += [f"    line {n}: {text[:120]!r}" for n, text in self.malformed_examples]
-        if self.out_of_order:
-            out.append(f"  {self.out_of_order:,} requests out of order (sorted stably), first:")
-            out += [f"    line {n}: {_utc(t)}, {before - t:g} s before the line above"
-                    for n, t, before in self.out_of_order_examples]
-        return "\n".join(out)
+        return describe(self.to_dict())
 
     def brief(self) -> str:
         """One line: what was read and what was irregular (the detail is in ``str(report)``)."""
@@ -102,6 +125,44 @@ class LoadReport:
                       (self.out_of_order, "requests out of order (sorted stably)")] if n]
         return (f"{self.source}: {self.requests:,} requests from {self.clients:,} clients; "
                 + ", ".join(irregular) + " (trace.meta['report'] has the detail)")
+
+    def to_dict(self) -> dict:
+        """The report as a --json record: plain values, the examples as objects."""
+        return {
+            "source": self.source, "format": self.format, "lines": self.lines,
+            "requests": self.requests, "clients": self.clients, "header": self.header,
+            "malformed": self.malformed, "dropped": dict(self.dropped),
+            "malformed_examples": [{"line": n, "text": text}
+                                   for n, text in self.malformed_examples],
+            "out_of_order": self.out_of_order,
+            "out_of_order_pct": round(self.out_of_order_pct, 4),
+            "out_of_order_examples": [{"line": n, "time_s": t, "previous_s": before}
+                                      for n, t, before in self.out_of_order_examples],
+            "time_zone": self.time_zone, "first_s": self.first_time,
+            "last_s": self.last_time, "warnings": self.warnings}
+
+
+def describe(report: dict) -> str:
+    """A load report's record (:meth:`LoadReport.to_dict`, as in every --json) as text: what
+    every command prints above its figures."""
+    r = report
+    out = [f"{r['source']} ({r['format']}): {r['requests']:,} requests from "
+           f"{r['clients']:,} clients in {r['lines']:,} lines"]
+    if r["time_zone"]:
+        out.append(f"  times: {r['time_zone']}")
+    if r["malformed"]:
+        why = ", ".join(f"{n:,} {reason}" for reason, n in r["dropped"].items())
+        out.append(f"  {r['malformed']:,} malformed lines left out"
+                   f"{f' ({why})' if why else ''}, first:")
+        out += [f"    line {x['line']}: {x['text'][:120]!r}" for x in r["malformed_examples"]]
+    if r["out_of_order"]:
+        out.append(f"  {r['out_of_order']:,} requests out of order "
+                   f"({r['out_of_order_pct']:.2g}%, sorted stably), first:")
+        out += [f"    line {x['line']}: {_utc(x['time_s'])}, "
+                f"{x['previous_s'] - x['time_s']:g} s before the line above"
+                for x in r["out_of_order_examples"]]
+    out += [f"  warning: {w}" for w in r["warnings"]]
+    return "\n".join(out)
 
 
 def _utc(t: float) -> str:

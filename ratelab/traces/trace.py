@@ -260,6 +260,7 @@ def finish(path: Path, report: LoadReport, time: np.ndarray, key: np.ndarray,
 
     NoRequestsError when there is no request at all.
     """
+    report.complete_dropped(f"not a line of the {report.format} format")
     if len(time) == 0:
         raise NoRequestsError(path, report, detected)
     back = np.flatnonzero(np.diff(time) < 0) + 1

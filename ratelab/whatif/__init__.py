@@ -400,10 +400,13 @@ def what_if(trace, policies, *, source: str = "", progress: bool = False,
     for the figures: the record is the same either way.
     """
     if X.check_engine(engine) == "dask":
-        return what_if_dask(trace, policies, source=source, client=client,
-                            scheduler=scheduler, workers=workers, parts_dir=parts_dir,
-                            part_requests=part_requests, progress=progress)
-    return tally(trace, policies, progress=progress).record(trace.name_of, source)
+        record = what_if_dask(trace, policies, source=source, client=client,
+                              scheduler=scheduler, workers=workers, parts_dir=parts_dir,
+                              part_requests=part_requests, progress=progress)
+    else:
+        record = tally(trace, policies, progress=progress).record(trace.name_of, source)
+    report = trace.meta.get("report")  # what the log held and what was left out of it
+    return {**record, "load_report": None if report is None else report.to_dict()}
 
 
 def _part_what_if(path, *, grouped, policies):

@@ -53,7 +53,8 @@ def test_dataset_at_peak_quantiles_json(data_dir, capsys):
     assert [r["limit"] for r in out["results"]] == [limits[q] for q in (0.9, 0.99, 0.999)]
     want = tally(trace, limits[0.99], 60.0).to_dict()
     assert out["results"][1]["modes"] == json.loads(json.dumps(want))["modes"]
-    assert "15 requests out of order" in out["load_report"]
+    assert out["load_report"]["out_of_order"] == 15
+    assert out["load_report"]["dropped"] == {} and out["load_report"]["warnings"] == []
 
 
 @pytest.mark.parametrize("file, fmt, requests", [

@@ -1,0 +1,126 @@
+"""One load report, the same in error-analysis, what-if and traces convert: every row left out
+is counted with its reason, and what a reader must know before trusting the figures is said.
+
+Each hostile input of a new user's trial is here with the outcome it must get.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ratelab.cli import main
+from ratelab.traces.loaders import load_log
+
+POLICY = ["--policy", "gcra rate=1 burst=3"]
+
+
+def records(capsys, path, *options) -> list[dict]:
+    """The load_report of error-analysis, what-if and traces convert on `path` (--json)."""
+    out = []
+    for argv in (["error-analysis", "--trace", str(path), "--limit", "5"],
+                 ["what-if", "--trace", str(path), *POLICY],
+                 ["traces", "convert", str(path), str(path.with_suffix(".parquet"))]):
+        assert main([*argv, *options, "--no-progress", "--json"]) == 0, capsys.readouterr().err
+        out.append(json.loads(capsys.readouterr().out)["load_report"])
+    return out
+
+
+def one_line_error(capsys, argv) -> str:
+    assert main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in lines[0], lines
+    return lines[0]
+
+
+def test_bad_times_are_malformed_rows_with_their_line_numbers_not_a_failed_file(
+        tmp_path, capsys):
+    path = tmp_path / "bad.csv"
+    # before: "Out of bounds nanosecond timestamp", the whole file refused ("1000" reads
+    # as the year 1000 in ISO, abc as nothing); now each such row is counted, by line
+    path.write_text("time,key\n1000,a\nabc,b\n1001,a\n,c\ninf,b\n1002,a\n1003,\n")
+    reports = records(capsys, path)
+    assert reports[0] == reports[1] == reports[2]
+    r = reports[0]
+    assert (r["lines"], r["requests"], r["malformed"]) == (8, 3, 4)
+    assert r["dropped"] == {"unreadable time": 3, "missing key": 1}
+    assert [x["line"] for x in r["malformed_examples"]] == [3, 5, 6, 8]
+    assert r["time_zone"] == "UTC (epoch numbers)" and r["warnings"] == []
+
+
+def test_what_if_says_what_it_left_out_in_text_too(tmp_path, capsys):
+    path = tmp_path / "cost.csv"
+    path.write_text("time,key,cost\n1000,a,1\n1001,b,0\n1002,a,x\n1003,,2\n1004,a,3\n")
+    # error-analysis counts requests of cost 1 only: what-if and convert read the costs
+    assert main(["what-if", "--trace", str(path), "--cost-col", "cost", *POLICY, "--json",
+                 "--no-progress"]) == 0
+    r = json.loads(capsys.readouterr().out)["load_report"]
+    assert r["dropped"] == {"zero or negative cost": 1, "unreadable cost": 1, "missing key": 1}
+    assert main(["what-if", "--trace", str(path), "--cost-col", "cost", *POLICY,
+                 "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert ("3 malformed lines left out (1 missing key, 1 unreadable cost, 1 zero or negative "
+            "cost), first:") in text
+    assert "line 3: \"time=1001 key='b' cost='0'\"" in text
+
+
+def test_millisecond_epochs_read_as_seconds_are_refused_naming_time_format(tmp_path, capsys):
+    path = tmp_path / "ms.csv"
+    path.write_text("ts,key\n1700000000000,a\n1700000001000,b\n")
+    for command in (["error-analysis", "--limit", "5"], ["what-if", *POLICY],
+                    ["traces", "convert"]):
+        argv = [command[0], *(["convert", str(path), str(tmp_path / "o.parquet")]
+                              if command[0] == "traces" else ["--trace", str(path)]),
+                *command[1:][command[0] == "traces":], "--time-col", "ts"]
+        line = one_line_error(capsys, argv)
+        assert "past the year 2200" in line and "--time-format ms" in line, line
+        assert "time_format" not in line.replace("--time-format", ""), line
+    assert main(["what-if", "--trace", str(path), "--time-col", "ts", "--time-format", "ms",
+                 *POLICY, "--no-progress", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["first_s"] == 1_700_000_000
+
+
+def test_a_few_impossible_times_are_malformed(tmp_path, capsys):
+    path = tmp_path / "late.csv"
+    path.write_text("time,key\n1000,a\n1e30,b\n1001,a\n1e15,a\n1002,b\n")
+    r = records(capsys, path)[0]
+    assert r["dropped"] == {"time past the year 2200": 2} and r["requests"] == 3
+
+
+def test_a_shuffled_log_is_analysed_with_a_warning(tmp_path, capsys):
+    path = tmp_path / "shuffled.csv"
+    times = [1000 + (i * 37) % 100 for i in range(100)]  # a permutation of 100 seconds
+    path.write_text("time,key\n" + "".join(f"{t},k{t % 7}\n" for t in times))
+    for r in records(capsys, path):
+        assert r["out_of_order"] > 1 and len(r["warnings"]) == 1
+        assert "may not be a timeline" in r["warnings"][0]
+    assert main(["what-if", "--trace", str(path), *POLICY, "--no-progress"]) == 0
+    assert "warning: " in capsys.readouterr().out
+
+
+def test_a_few_requests_out_of_order_are_no_warning(data_dir):
+    report = load_log(data_dir / "epa-http.txt.gz", progress=False, warn=False).meta["report"]
+    assert report.out_of_order == 15 and report.warnings == []
+
+
+@pytest.mark.parametrize("times, zone", [
+    (["2026-01-01T00:00:00", "2026-01-01T00:00:01"], "UTC assumed: the times name no zone"),
+    (["2026-01-01T00:00:00Z", "2026-01-01T00:00:01+02:00"],  # typed by the CSV reader
+     "each time's own zone (a timestamp column in UTC)"),
+    (["2026-01-01T00:00:00Z", "2026-01-01 00:00:01 +02:00"],  # left as text
+     "each time's own offset"),
+    (["2026-01-01T00:00:00Z", "2026-01-01T00:00:01"],
+     "each time's own offset; UTC assumed for the 1 that name none"),
+])
+def test_the_time_zone_assumed_is_said(tmp_path, capsys, times, zone):
+    path = tmp_path / "iso.csv"
+    path.write_text("time,key\n" + "".join(f"{t},a\n" for t in times))
+    assert records(capsys, path)[1]["time_zone"] == zone
+
+
+def test_a_log_format_says_how_its_times_are_placed(data_dir):
+    clf = load_log(data_dir / "NASA_access_log_Aug95_first1000.clf.gz", progress=False)
+    epa = load_log(data_dir / "epa-http.txt.gz", progress=False, warn=False)
+    assert clf.meta["report"].time_zone.startswith("each line's own zone offset")
+    assert epa.meta["report"].time_zone.startswith("UTC-4 h assumed")
