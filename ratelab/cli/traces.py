@@ -67,12 +67,14 @@ def read_input(path, args, option: str = "--trace", progress: bool = True):
         raise FileNotFoundError(f"{option}: {e}") from None
     except ValueError as e:
         message = str(e)
+        named = {m.start(): param for param in COLUMN_FLAGS
+                 for m in re.finditer(rf"(?<![\w-]){param}(?![\w-])", message)}
+        if not named:
+            raise ValueError(f"{option}: {message}") from None
         for param, flag in COLUMN_FLAGS.items():
-            pattern = rf"(?<![\w-]){param}(?![\w-])"
-            if re.search(pattern, message):
-                message = message.replace(f"{param} ({flag})", flag)
-                raise UsageError(flag, re.sub(pattern, flag, message)) from None
-        raise ValueError(f"{option}: {message}") from None
+            message = re.sub(rf"(?<![\w-]){param}(?![\w-])", flag,
+                             message.replace(f"{param} ({flag})", flag))
+        raise UsageError(COLUMN_FLAGS[named[min(named)]], message) from None  # the first named
 
 
 # ---------------------------------------------------------------- ratelab traces

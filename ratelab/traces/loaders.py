@@ -31,7 +31,7 @@ import numpy as np
 from ..progress import bar
 from .report import (FORMATS, GZIP_ERRORS, TABLE_FORMATS, LoadReport, LoadWarning,
                      NoRequestsError, _epa_month, damaged, detect_format, line_parser,
-                     open_text, read_line, sniff_format)
+                     open_text, read_line, refuse_container, sniff_format)
 from .tables import load_table, sniff_table
 from .trace import Trace, finish
 
@@ -73,6 +73,7 @@ def load_log(path, format: str = "auto", *, engine: str = "auto", progress: bool
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if not path.is_file():
         raise FileNotFoundError(f"no log file at {path}")
+    refuse_container(path)
     if max_examples < 0:
         raise ValueError(f"max_examples must be >= 0, got {max_examples!r}")
     unknown = set(columns) - {"time_col", "key_col", "cost_col", "time_format"}

@@ -27,7 +27,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 __all__ = ["LoadReport", "OUT_OF_ORDER_WARN_PCT", "describe", "LoadWarning", "NoRequestsError", "FORMATS", "TABLE_FORMATS",
-           "GZIP_ERRORS", "damaged", "nothing_read", "open_text", "detect_format",
+           "GZIP_ERRORS", "UNREAD_CONTAINERS", "damaged", "refuse_container", "nothing_read", "open_text", "detect_format",
            "sniff_format", "is_tsv_header", "line_parser", "read_line", "zone_offset_s"]
 
 FORMATS = ("clf", "epa", "nasa-tsv")
@@ -207,8 +207,16 @@ def nothing_read(path, report: LoadReport, detected: bool) -> str:
             what += f", first malformed line {n}: {text[:80]!r}"
             if "\x00" in text:
                 what += " (NUL bytes: a binary file?)"
-    return (f"{path}: no requests read as {how}: {what}. Try another format "
-            f"(--format, or format= in Python): {', '.join(FORMATS + TABLE_FORMATS)}")
+    why = max(report.dropped, key=report.dropped.get) if report.dropped else ""
+    if why == "unreadable time":  # a table whose time column did not parse as asked
+        todo = ("Give the time column's form with time_format: s, ms, us, ns, iso or a "
+                "strftime form such as %d/%m/%Y %H:%M:%S (or another column with time_col)")
+    elif why == "missing key":
+        todo = "Name the column of clients with key_col"
+    else:
+        todo = (f"Try another format (--format, or format= in Python): "
+                f"{', '.join(FORMATS + TABLE_FORMATS)}")
+    return f"{path}: no requests read as {how}: {what}. {todo}"
 
 
 def damaged(path, error: BaseException, lines: int = 0) -> ValueError:
@@ -221,6 +229,25 @@ def damaged(path, error: BaseException, lines: int = 0) -> ValueError:
 
 
 GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+UNREAD_CONTAINERS = {  # first bytes -> (what the file is, the command that opens it)
+    b"BZh": ("bzip2-compressed", "bunzip2 -k {}"),
+    b"PK\x03\x04": ("a zip archive", "unzip {}"),
+    b"\xfd7zXZ\x00": ("xz-compressed", "unxz -k {}"),
+    b"\x28\xb5\x2f\xfd": ("zstd-compressed", "zstd -d {}"),
+    b"7z\xbc\xaf\x27\x1c": ("a 7-Zip archive", "7z x {}"),
+}
+
+
+def refuse_container(path) -> None:
+    """A ValueError naming `path` when it is compressed or archived in a form the readers do
+    not open (they read plain and gzip files), with the command that opens it."""
+    with open(path, "rb") as f:
+        head = f.read(8)
+    for magic, (what, opener) in UNREAD_CONTAINERS.items():
+        if head.startswith(magic):
+            raise ValueError(f"{path} is {what}: ratelab reads plain and gzip files; open it "
+                             f"first ({opener.format(Path(path).name)}), or gzip it")
 
 
 # ---------------------------------------------------------------- opening files

@@ -91,6 +91,14 @@ def read_file(path: Path, fmt: str, columns: list[str] | None = None):
         return _read_jsonl(path)
     import pyarrow.csv as csv  # heavy: imported where a table is read
 
+    try:
+        with _input(path) as stream:
+            head = stream.read(1 << 16)
+    except (OSError, EOFError):
+        head = b""  # a damaged gzip stream: the read below names it
+    if b"\x00" in head:  # pyarrow would hand our row callback bytes it cannot decode
+        raise ValueError(f"{path}: cannot be read as {fmt}: NUL bytes in its first "
+                         f"{len(head):,} bytes (a binary file?)")
     bad: list[tuple[int | None, str]] = []
 
     def invalid(row) -> str:
@@ -190,12 +198,22 @@ def load_table(path, fmt: str, *, time_col: str | None = None, key_col=None,
     key_col = key_col or DEFAULT_KEY_COL
     wanted = [time_col, *columns_of(key_col)] + ([cost_col] if cost_col else [])
     table, lines, bad, lines_read, header = read_file(path, fmt)
+
+    def option_of(name: str) -> str:
+        return "time_col" if name == time_col else "cost_col" if name == cost_col else "key_col"
+
     missing = [c for c in wanted if c not in table.column_names]
     if table.num_rows and missing:
-        option = ("time_col" if missing[0] == time_col else
-                  "cost_col" if missing[0] == cost_col else "key_col")
-        raise ValueError(f"{path}: {option} (--{option.replace('_', '-')}): no column "
-                         f"{missing[0]!r}; its columns: {', '.join(table.column_names)}")
+        raise ValueError(f"{option_of(missing[0])}: {path} has no column {missing[0]!r} "
+                         f"(its columns: {', '.join(table.column_names)})")
+    names = table.column_names
+    twice = [c for c in dict.fromkeys(wanted) if names.count(c) > 1]
+    if twice:
+        where = "; ".join(f"{c!r} is columns "
+                          + " and ".join(str(i + 1) for i, n in enumerate(names) if n == c)
+                          for c in twice)
+        raise ValueError(f"{option_of(twice[0])}: {path} names a column it reads more than "
+                         f"once ({where}): rename one in the header, or read another column")
     if table.num_rows:
         table = table.select(list(dict.fromkeys(wanted)))
     return frame_trace(table, time_col=time_col, key_col=key_col, cost_col=cost_col,

@@ -124,3 +124,56 @@ def test_a_log_format_says_how_its_times_are_placed(data_dir):
     epa = load_log(data_dir / "epa-http.txt.gz", progress=False, warn=False)
     assert clf.meta["report"].time_zone.startswith("each line's own zone offset")
     assert epa.meta["report"].time_zone.startswith("UTC-4 h assumed")
+
+
+def test_a_column_read_twice_is_an_error_naming_it(tmp_path, capsys):
+    path = tmp_path / "dup.csv"
+    path.write_text("time,time,key\n1,2,a\n")
+    line = one_line_error(capsys, ["what-if", "--trace", str(path), *POLICY])
+    assert line.startswith("ratelab what-if: error: --time-col: ")
+    assert "'time' is columns 1 and 2" in line and "internal error" not in line
+
+
+@pytest.mark.parametrize("module, suffix", [("bz2", ".bz2"), ("lzma", ".xz")])
+def test_a_compressed_file_it_does_not_read_says_how_to_open_it(tmp_path, capsys, module,
+                                                                 suffix):
+    import importlib
+
+    packed = tmp_path / f"log.csv{suffix}"
+    packed.write_bytes(importlib.import_module(module).compress(b"time,key\n1000,a\n"))
+    for fmt in ([], ["--format", "csv"]):
+        line = one_line_error(capsys, ["what-if", "--trace", str(packed), *fmt, *POLICY])
+        assert "ratelab reads plain and gzip files; open it first" in line, line
+
+
+def test_a_zip_archive_says_unzip(tmp_path, capsys):
+    import zipfile
+
+    path = tmp_path / "log.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("log.csv", "time,key\n1000,a\n")
+    assert "(unzip log.zip)" in one_line_error(capsys, ["error-analysis", "--trace",
+                                                        str(path), "--format", "csv"])
+
+
+def test_binary_input_read_as_csv_is_one_line_with_no_traceback(tmp_path, capsys):
+    import gzip
+
+    noise = bytes((i * 7919 + 13) % 256 for i in range(4096))  # NUL bytes among them
+    for path in (tmp_path / "noise.csv", tmp_path / "noise.csv.gz"):
+        path.write_bytes(gzip.compress(noise) if path.suffix == ".gz" else noise)
+        line = one_line_error(capsys, ["what-if", "--trace", str(path), "--format", "csv",
+                                       *POLICY])
+        assert "NUL bytes" in line and "(a binary file?)" in line
+
+
+def test_hints_name_the_flag_to_change_once(tmp_path, capsys):
+    path = tmp_path / "dates.csv"
+    path.write_text("time,ip\n2026-01-01,a\n")
+    line = one_line_error(capsys, ["what-if", "--trace", str(path), "--time-format", "%H:%M",
+                                   "--key-col", "ip", *POLICY])
+    assert line.startswith("ratelab what-if: error: --time-format: ") and "--format" not in \
+        line.replace("--time-format", ""), line
+    line = one_line_error(capsys, ["error-analysis", "--trace", str(path), "--key-col", "ip2"])
+    assert line == (f"ratelab error-analysis: error: --key-col: {path} has no column 'ip2' "
+                    "(its columns: time, ip)")

@@ -163,10 +163,12 @@ def test_from_frame_errors_name_the_column():
 
 def test_a_table_with_no_usable_row_is_an_error_naming_the_file(tmp_path):
     path = write(tmp_path, "none.csv", "time,key\nx,a\ny,b\n")
+    # every time unreadable: the hint is the time column's form, not another format
     with pytest.raises(NoRequestsError, match=r"none\.csv: no requests read as csv.*2 "
-                                              r"malformed.*--format"):
+                                              r"malformed.*Give the time column's form with "
+                                              r"time_format"):
         load_log(path, progress=False)
-    with pytest.raises(ValueError, match=r"time_col \(--time-col\): no column 'when'"):
+    with pytest.raises(ValueError, match=r"time_col: .*none\.csv has no column 'when'"):
         load_log(path, progress=False, time_col="when")
 
 
