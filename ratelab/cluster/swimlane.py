@@ -6,6 +6,7 @@ from typing import Sequence
 
 import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
+from matplotlib.transforms import offset_copy
 
 from ..plot import COLORS, use_style
 from .sim import CommandRecord, DecisionRecord
@@ -59,12 +60,13 @@ def swimlane(commands: Sequence[CommandRecord], decisions: Sequence[DecisionReco
         ax.set_xlim(lo - pad, hi + 2 * pad)
     ax.set_yticks([y_store, *y.values()], ["store", *y.keys()])
     ax.tick_params(labelsize=LABEL_PT)
-    ax.set_ylim(-1.3, len(lanes) + 0.6)
+    ax.set_ylim(-0.75, len(lanes) + 0.6)  # below the store: its two rows of labels, no more
     ax.set_xlabel("time (ms)" if unit_s == 1e-3 else f"time (x {unit_s} s)", fontsize=LABEL_PT)
     if title:
         ax.set_title(title, fontsize=LABEL_PT + 1)
-    if legend:
-        ax.legend(handles=legend_handles(), loc="upper center", bbox_to_anchor=(0.5, -0.32),
+    if legend:  # right under the time axis's label (about 36 pt below the panel), not further
+        ax.legend(handles=legend_handles(), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                  bbox_transform=offset_copy(ax.transAxes, fig=ax.figure, y=-36, units="points"),
                   ncols=5, fontsize=LABEL_PT, frameon=False)
     return ax
 
@@ -85,7 +87,7 @@ def lane_height(commands: Sequence[CommandRecord], decisions: Sequence[DecisionR
                 ) -> float:
     """Inches for one swimlane panel: room for every lane, the labels and the legend."""
     lanes = {c.who for c in commands} | {f"g{d.gateway}" for d in decisions}
-    return 2.0 + 0.9 * (1 + len(lanes))
+    return 1.6 + 0.9 * (1 + len(lanes))
 
 
 def swimlanes(runs: Sequence[tuple[Sequence[CommandRecord], Sequence[DecisionRecord], str]],

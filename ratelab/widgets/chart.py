@@ -169,6 +169,9 @@ shrinks the 768 px chart; SVG text as <text>, ids salted so the same chart is th
 Steps = tuple[np.ndarray, np.ndarray]
 """(t, count): a step line."""
 
+COUNT_H = 0.5
+"""How much of a lane (its height is 1) the served count's axis takes, from the lane's base."""
+
 
 @dataclass(frozen=True)
 class LaneChart:
@@ -194,8 +197,9 @@ def lanes_figure(lanes: Sequence[LaneChart], ghosts: dict[str, Steps], *,
 
     One Axes holds every lane, stacked: one x axis and one set of ticks to lay out, not
     seven, which is what keeps a frame cheap. In lane k (counted from the top) the count
-    sits in [0, 0.6) above the lane's base, the shaper's departures at 0.62-0.68, the
-    arrivals at 0.70-0.78, the lane's title above them. `ghosts` are the served counts of
+    sits in [0, 0.5) above the lane's base (ticks at 0, the limit and twice the limit), the
+    shaper's departures at 0.53-0.58, the arrivals at 0.60-0.67, the lane's title above them
+    at 0.70, clear of the next lane's zero line at 1. `ghosts` are the served counts of
     the run before, by algorithm: faint lines, on the same scale. `now` draws a cursor unless
     the run is at its end (`end_s`).
     """
@@ -213,15 +217,15 @@ def lanes_figure(lanes: Sequence[LaneChart], ghosts: dict[str, Steps], *,
             base = n - 1 - k
 
             def y(v, base=base):
-                return base + 0.6 * np.asarray(v, dtype=float) / peak
+                return base + COUNT_H * np.asarray(v, dtype=float) / peak
 
             arrived, allowed = lane.arrived, lane.allowed
             seen = (arrived >= t0) & (arrived <= t1)
-            _ticks(ax, arrived[seen & allowed], base + 0.70, base + 0.78, COLORS["admitted"])
-            _ticks(ax, arrived[seen & ~allowed], base + 0.70, base + 0.78, COLORS["rejected"])
+            _ticks(ax, arrived[seen & allowed], base + 0.60, base + 0.67, COLORS["admitted"])
+            _ticks(ax, arrived[seen & ~allowed], base + 0.60, base + 0.67, COLORS["rejected"])
             if lane.served is not None:
                 served = lane.served[(lane.served >= t0) & (lane.served <= min(t1, now))]
-                _ticks(ax, served, base + 0.62, base + 0.68, COLORS["delayed"])
+                _ticks(ax, served, base + 0.53, base + 0.58, COLORS["delayed"])
             if lane.name in ghosts:
                 gx, gy = ghosts[lane.name]
                 ax.step(gx, y(gy), where="post", color=COLORS["arrivals"], alpha=0.7, lw=1.2)
@@ -230,10 +234,11 @@ def lanes_figure(lanes: Sequence[LaneChart], ghosts: dict[str, Steps], *,
                     gid=f"lane-{lane.name}")
             ax.plot([t0, t1], [y(limit)] * 2, color=COLORS["limit"], ls="--", lw=1)
             ax.axhline(base, color="#999", lw=0.8)
-            ax.text(0.01, base + 0.80, lane.title, transform=ax.get_yaxis_transform(),
+            ax.text(0.01, base + 0.70, lane.title, transform=ax.get_yaxis_transform(),
                     va="bottom", ha="left", gid=f"title-lane-{lane.name}")
-            yticks += [base, float(y(limit))]
-            ylabels += ["0", num(limit)]
+            marks = [0, limit] + ([2 * limit] if 2 * limit <= peak else [])
+            yticks += [float(y(v)) for v in marks]
+            ylabels += [num(v) for v in marks]
         if t0 <= now <= t1 and now < end_s:
             ax.axvline(now, color=COLORS["state"], lw=1)
         ax.set_yticks(yticks, ylabels)
