@@ -392,13 +392,15 @@ def generate_reference() -> list[str]:
 
 
 def with_local_extensions(config: dict) -> dict:
-    """The configuration with this folder's Sphinx extension (:mod:`docstrings`) loaded.
+    """The configuration with this folder's Sphinx extensions loaded: :mod:`docstrings`
+    (plain-prose docstrings) and :mod:`scaffolding` (no nbval markers on the pages).
 
     Jupyter Book reads a local extension's folder relative to the configuration file, which
     this script writes anywhere (build/site/, a test's temporary folder): so it is absolute.
     """
     sphinx = dict(config.get("sphinx", {}))
-    sphinx["local_extensions"] = {**sphinx.get("local_extensions", {}), "docstrings": str(HERE)}
+    sphinx["local_extensions"] = {**sphinx.get("local_extensions", {}), "docstrings": str(HERE),
+                                  "scaffolding": str(HERE)}
     return {**config, "sphinx": sphinx}
 
 

@@ -16,6 +16,7 @@ RATELAB_REQUIRE_SERVICES=1.
 from __future__ import annotations
 
 import html.parser
+import json
 import os
 import re
 import shutil
@@ -475,3 +476,23 @@ def test_the_build_is_clean(site):
     log = re.sub(r"\x1b\[[0-9;]*m", "", (site.parent.parent / "build.log").read_text())
     warnings = [line for line in log.splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL):", line)]
     assert not warnings, f"{len(warnings)} warnings:\n" + "\n".join(warnings[:20])
+
+
+def test_a_lesson_page_asks_for_a_prediction_and_shows_no_test_scaffolding(site):
+    """The website shows a question's prompt with the measured value folded away, and none of
+    the markers nbval reads (``# NBVAL_CHECK_OUTPUT``) or its plain-text "no prediction
+    written" lines."""
+    lessons = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+    for nb in lessons:
+        text = page_of(site, nb).read_text(encoding="utf-8")
+        prose = sum("".join(c["source"]).count("NBVAL_")  # where the prose names the marker
+                    for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "markdown")
+        assert text.count("NBVAL_") == prose, f"{nb.name}: a marker for nbval is on its page"
+        assert "no prediction written" not in text, nb.name
+    page = page_of(site, ROOT / "notebooks" / "01-token-bucket.ipynb").read_text("utf-8")
+    prompts = re.findall(r'<div class="ratelab-reveal">(.*?)</div>', page, flags=re.S)
+    assert len(prompts) == 2, "01 asks two questions"
+    for prompt in prompts:
+        before, folded = prompt.split("<details>")
+        assert "Your prediction?" in before and "measured" not in before
+        assert "show the measured value" in folded and "measured 1" in folded

@@ -12,10 +12,16 @@ that measures the answer with the suite's own code and reveals it:
 :func:`compare` returns the comparison as a record; :func:`reveal` prints it in one line.
 A guess left at ``None`` says so and shows only the measurement, so a notebook run headless
 prints the same line every time.
+
+In a notebook the line is the plain-text form of what :func:`reveal` displays; the form a
+notebook or the website shows (HTML) never puts a measurement in sight before a prediction:
+with no guess it asks for one and keeps the measured value in a collapsed "show the measured
+value". A stored notebook, run with every guess at None, gives nothing away.
 """
 
 from __future__ import annotations
 
+import html
 import math
 import numbers
 
@@ -91,9 +97,40 @@ def message(record: dict) -> str:
     return f"{you}: {off}, {record['verdict']}"
 
 
+class Revealed:
+    """A compared prediction as a notebook displays it: :func:`message` as plain text, and as
+    HTML the verdict, or, with no prediction yet, a prompt and the measurement folded away."""
+
+    def __init__(self, record: dict):
+        self.record = record
+
+    def __repr__(self) -> str:
+        return message(self.record)
+
+    def _repr_html_(self) -> str:
+        if self.record["guess"] is not None:
+            return f'<p class="ratelab-reveal">{html.escape(message(self.record))}</p>'
+        unit = f" {self.record['unit']}" if self.record["unit"] else ""
+        return ('<div class="ratelab-reveal"><p><b>Your prediction?</b> Write a number in the '
+                'cell above, then run both cells.</p><details><summary>show the measured '
+                f'value</summary><p>measured {html.escape(_show(self.record["measured"]))}'
+                f'{html.escape(unit)}</p></details></div>')
+
+
 def reveal(guess, measured, *, unit: str = "") -> None:
-    """Print how a prediction compares with the measurement (see :func:`compare`)."""
-    print(message(compare(guess, measured, unit=unit)))
+    """Show how a prediction compares with the measurement (see :func:`compare`): displayed
+    as :class:`Revealed` in a notebook, printed as one line elsewhere."""
+    record = compare(guess, measured, unit=unit)
+    try:
+        from IPython import get_ipython  # only in a notebook or an IPython shell
+    except ImportError:
+        get_ipython = None
+    shell = get_ipython() if get_ipython else None
+    if shell is not None and type(shell).__name__ != "TerminalInteractiveShell":
+        from IPython.display import display
+        display(Revealed(record))
+    else:
+        print(message(record))
 
 
-__all__ = ["BANDS", "compare", "message", "reveal", "verdict"]
+__all__ = ["BANDS", "Revealed", "compare", "message", "reveal", "verdict"]

@@ -77,3 +77,16 @@ def test_a_guess_that_is_not_a_number_is_named(guess):
 def test_a_measurement_that_is_not_a_number_is_named(measured):
     with pytest.raises(ValueError, match="measured"):
         compare(1, measured)
+
+
+def test_in_a_notebook_the_measurement_is_folded_away_until_a_prediction_is_written():
+    from ratelab.exercises.predict import Revealed
+
+    none = Revealed(compare(None, 14, unit="requests"))
+    assert repr(none) == message(compare(None, 14, unit="requests"))  # what nbval compares
+    shown = none._repr_html_()
+    before, folded = shown.split("<details>")
+    assert "14" not in before and "Write a number in the cell above" in before
+    assert "show the measured value" in folded and "measured 14 requests" in folded
+    guessed = Revealed(compare(100, 14, unit="<b>"))._repr_html_()
+    assert "<details>" not in guessed and "measured 14 &lt;b&gt;" in guessed

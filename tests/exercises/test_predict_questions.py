@@ -3,8 +3,10 @@
 A question is three cells: markdown that starts with "**Predict.**" and says what will be
 measured, a code cell ``guess_NAME = None  # ...``, and a checked code cell that computes the
 answer with the package and calls ``reveal(guess_NAME, ...)``. The committed notebooks are run
-with every guess left at None, so each reveal prints "no prediction written ... measured X";
-the question must not give X away.
+with every guess left at None, so each reveal's plain text says "no prediction written ...
+measured X" (nbval checks it); the question must not give X away, and what the notebook and
+the website show of the stored output — its HTML — asks for a prediction and keeps X in a
+collapsed "show the measured value".
 """
 
 import json
@@ -26,7 +28,21 @@ def source(cell) -> str:
 
 
 def text_output(cell) -> str:
-    return "".join("".join(o.get("text", "")) for o in cell.get("outputs", []))
+    """What a cell's outputs say in plain text (printed, or a displayed value's text/plain)."""
+    return "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                   for o in cell.get("outputs", []))
+
+
+def shown_output(cell) -> str:
+    """What a notebook or the website shows of a cell's outputs: a displayed value's HTML
+    where it has one, without what a collapsed <details> holds."""
+    shown = []
+    for o in cell.get("outputs", []):
+        data = o.get("data", {})
+        text = "".join(data.get("text/html", "")) or "".join(data.get("text/plain", "")) \
+            or "".join(o.get("text", ""))
+        shown.append(re.sub(r"<details>.*?</details>", "", text, flags=re.S))
+    return "".join(shown)
 
 
 def gives_away(number: str, question: str) -> bool:
@@ -69,6 +85,11 @@ def test_each_teaching_notebook_asks_two_measured_questions(path):
         assert measured, f"{guess}: the reveal says what was measured: {out!r}"
         number = measured.group(1).rstrip(".")
         assert not gives_away(number, question), f"{guess}: the question gives the answer ({number}) away"
+        seen = shown_output(measure)
+        assert "Your prediction?" in seen and "show the measured value" not in seen, \
+            f"{guess}: the stored reveal asks for a prediction, the value folded away: {seen!r}"
+        assert not gives_away(number, re.sub(r"<[^>]+>", " ", seen)), \
+            f"{guess}: the stored output shows the measured {number} before a prediction"
 
 
 def test_the_scan_catches_a_question_that_gives_its_answer_away():
