@@ -24,15 +24,20 @@ from ..traces.tables import TABLE_FORMATS, TIME_FORMATS, write_parquet
 
 
 def add_input_options(p: argparse.ArgumentParser, what: str = "the file") -> None:
-    """Add --format, --time-col, --key-col, --cost-col, --time-format and --reader to `p`."""
+    """Add --format, --columns, --time-col, --key-col, --cost-col, --time-format and --reader
+    to `p`."""
     g = p.add_argument_group(f"how to read {what}")
     g.add_argument("--format", choices=("auto", "common", "combined") + FORMATS + TABLE_FORMATS,
                    default="auto",
                    help="clf (Common or Combined, nginx and Apache defaults), epa, nasa-tsv, "
                         "or a table: csv, tsv, jsonl, parquet (default: auto, judged from "
                         "the first bytes and lines; csv/tsv also from the name)")
-    g.add_argument("--time-col", metavar="COL", default=None,
-                   help="tables: the column of request times (default: time)")
+    g.add_argument("--columns", metavar="NAME[,NAME...]", default=None,
+                   help="csv, tsv: the file has no header line; these are its columns' names, "
+                        "in order, by which the other options name them (default: the header)")
+    g.add_argument("--time-col", metavar="COL[,COL]", default=None,
+                   help="tables: the column of request times, or a date and a time of day in "
+                        "two columns (date,time: joined with a space) (default: time)")
     g.add_argument("--time-format", metavar="FMT", default=None,
                    help=f"tables: how --time-col reads: {', '.join(TIME_FORMATS)} (epoch "
                         "seconds, milliseconds, microseconds, nanoseconds; ISO 8601) or a "
@@ -51,8 +56,14 @@ def add_input_options(p: argparse.ArgumentParser, what: str = "the file") -> Non
 
 
 COLUMN_FLAGS = {"time_col": "--time-col", "key_col": "--key-col", "cost_col": "--cost-col",
-                "time_format": "--time-format"}
+                "time_format": "--time-format", "columns": "--columns"}
 """The reading options of tables, by the parameter the readers' messages name."""
+
+
+def _named(param: str) -> str:
+    """The pattern of `param` named in a reader's message: the word itself, or for
+    ``columns`` (a word messages use in its plain sense too) ``columns=``."""
+    return "columns=" if param == "columns" else rf"(?<![\w-]){param}(?![\w-])"
 
 
 def read_input(path, args, option: str = "--trace", progress: bool = True):
@@ -62,18 +73,18 @@ def read_input(path, args, option: str = "--trace", progress: bool = True):
     try:
         return load_log(path, args.format, engine=args.reader, progress=progress, warn=False,
                         time_col=args.time_col, key_col=args.key_col,
-                        cost_col=args.cost_col, time_format=args.time_format)
+                        cost_col=args.cost_col, time_format=args.time_format,
+                        columns=args.columns)
     except FileNotFoundError as e:
         raise FileNotFoundError(f"{option}: {e}") from None
     except ValueError as e:
         message = str(e)
         named = {m.start(): param for param in COLUMN_FLAGS
-                 for m in re.finditer(rf"(?<![\w-]){param}(?![\w-])", message)}
+                 for m in re.finditer(_named(param), message)}
         if not named:
             raise ValueError(f"{option}: {message}") from None
         for param, flag in COLUMN_FLAGS.items():
-            message = re.sub(rf"(?<![\w-]){param}(?![\w-])", flag,
-                             message.replace(f"{param} ({flag})", flag))
+            message = re.sub(_named(param), flag, message.replace(f"{param} ({flag})", flag))
         raise UsageError(COLUMN_FLAGS[named[min(named)]], message) from None  # the first named
 
 
@@ -117,7 +128,7 @@ def convert(log, out, args=None, progress: bool = True) -> dict:
         raise ValueError(f"OUT: {out} should end in .parquet")
     if args is None:
         args = argparse.Namespace(format="auto", reader="auto", time_col=None, key_col=None,
-                                  cost_col=None, time_format=None)
+                                  cost_col=None, time_format=None, columns=None)
     trace = read_input(log, args, "LOG", progress=progress)
     write_parquet(trace, out)
     report = trace.meta["report"]

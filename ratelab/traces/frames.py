@@ -2,7 +2,8 @@
 
 A table names its columns, so the caller says which hold what:
 
-* ``time_col`` (default "time") and ``time_format``: epoch seconds ("s"), milliseconds
+* ``time_col`` (default "time"; a date and a time of day in two columns: ``"date,time"``,
+  joined with a space) and ``time_format``: epoch seconds ("s"), milliseconds
   ("ms"), microseconds ("us"), nanoseconds ("ns"), ISO 8601 text ("iso"), or a strftime form
   such as ``"%d/%b/%Y:%H:%M:%S %z"`` (no zone in the text: UTC). Left as None, a timestamp
   column is read as such, numbers as epoch seconds, and text as epoch seconds or ISO 8601,
@@ -163,6 +164,18 @@ def _labels(column) -> tuple[np.ndarray, list[str]]:
     return codes, [str(u) for u in uniques]
 
 
+def _time_column(table, names: list[str]):
+    """The time column `names` name; several (a date and a time of day) are joined, in
+    order, with a space: "30/Apr/1998" and "21:30:17" read as "30/Apr/1998 21:30:17"."""
+    import pyarrow as pa  # heavy dependencies: imported where a table is read
+    import pyarrow.compute as pc
+
+    if len(names) == 1:
+        return table.column(names[0])
+    parts = [pc.cast(table.column(n), pa.string()) for n in names]
+    return pc.binary_join_element_wise(*parts, " ")
+
+
 def _dropped(reasons, unsplit: int) -> dict[str, int]:
     """Lines left out by reason, each row counted once, under the first reason that holds."""
     out = {"rows the reader could not split": unsplit} if unsplit else {}
@@ -191,7 +204,8 @@ def read_frame(frame, *, time_col: str = DEFAULT_TIME_COL, key_col=DEFAULT_KEY_C
     table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(
         frame, preserve_index=False)
     keys = columns_of(key_col)
-    for option, name in [("time_col", time_col), *[("key_col", k) for k in keys],
+    times = columns_of(time_col)
+    for option, name in [*[("time_col", t) for t in times], *[("key_col", k) for k in keys],
                          ("cost_col", cost_col)]:
         if name is not None and name not in table.column_names:
             raise ValueError(f"{option}: no column {name!r} in {source} (its columns: "
@@ -206,7 +220,7 @@ def read_frame(frame, *, time_col: str = DEFAULT_TIME_COL, key_col=DEFAULT_KEY_C
         report.malformed_examples = list(bad)[:max_examples]
         return report, np.empty(0), np.empty(0, np.int32), rows, [], None, {}
 
-    time, report.time_zone = _seconds(table.column(time_col), time_format, time_col)
+    time, report.time_zone = _seconds(_time_column(table, times), time_format, time_col)
     readable = np.isfinite(time)
     late = readable & (time >= LATEST_S)
     if late.any() and np.median(time[readable]) >= LATEST_S:
@@ -244,7 +258,7 @@ def read_frame(frame, *, time_col: str = DEFAULT_TIME_COL, key_col=DEFAULT_KEY_C
     wrong = np.flatnonzero(~good)
     report.malformed = len(bad) + len(wrong)
     report.dropped = _dropped(reasons, len(bad))
-    shown = [c for c in dict.fromkeys([time_col, *keys, cost_col]) if c is not None]
+    shown = [c for c in dict.fromkeys([*times, *keys, cost_col]) if c is not None]
     examples = list(bad) + [
         (int(rows[i]), " ".join(f"{c}={table.column(c)[int(i)].as_py()!r}" for c in shown))
         for i in wrong[:max_examples]]

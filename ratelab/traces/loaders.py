@@ -76,13 +76,14 @@ def load_log(path, format: str = "auto", *, engine: str = "auto", progress: bool
     refuse_container(path)
     if max_examples < 0:
         raise ValueError(f"max_examples must be >= 0, got {max_examples!r}")
-    unknown = set(columns) - {"time_col", "key_col", "cost_col", "time_format"}
+    unknown = set(columns) - {"time_col", "key_col", "cost_col", "time_format", "columns"}
     if unknown:
         raise TypeError(f"load_log() got unexpected keyword arguments {sorted(unknown)}")
     columns = {k: v for k, v in columns.items() if v is not None}
     table = format in TABLE_FORMATS or (format == "auto" and sniff_table(path))
     if columns and not table:
-        raise ValueError(f"{', '.join(sorted(columns))}: column options apply to tables "
+        given = ", ".join("columns=" if c == "columns" else c for c in sorted(columns))
+        raise ValueError(f"{given}: column options apply to tables "
                          f"({', '.join(TABLE_FORMATS)}); {path} is read as "
                          f"{format if format != 'auto' else 'a log'} (give --format)")
     if table:

@@ -17,6 +17,7 @@ the log it came from in the Parquet file, and reads back as the same Trace.
 from __future__ import annotations
 
 import gzip
+import re
 import io
 import json
 from dataclasses import asdict
@@ -74,9 +75,11 @@ def _input(path: Path):
     return pa.CompressedInputStream(raw, "gzip") if gz else raw
 
 
-def read_file(path: Path, fmt: str, columns: list[str] | None = None):
+def read_file(path: Path, fmt: str, columns: list[str] | None = None,
+              names: list[str] | None = None):
     """(Arrow table, line number of each row or None, malformed rows [(line, text)],
-    lines read, header) of a CSV, TSV, JSON-lines or Parquet file."""
+    lines read, header) of a CSV, TSV, JSON-lines or Parquet file. `names`: a CSV or TSV
+    has no header line, and these are its columns' names, in order."""
     import pyarrow as pa  # heavy: imported where a table is read
 
     if fmt == "parquet":
@@ -109,7 +112,7 @@ def read_file(path: Path, fmt: str, columns: list[str] | None = None):
         with _input(path) as stream:
             table = csv.read_csv(
                 stream,
-                read_options=csv.ReadOptions(use_threads=False),
+                read_options=csv.ReadOptions(use_threads=False, column_names=names),
                 parse_options=csv.ParseOptions(delimiter="," if fmt == "csv" else "\t",
                                                invalid_row_handler=invalid),
                 convert_options=csv.ConvertOptions(include_columns=columns,
@@ -118,12 +121,13 @@ def read_file(path: Path, fmt: str, columns: list[str] | None = None):
         raise ValueError(f"{path}: cannot be read as {fmt} ({str(e).splitlines()[0]})") \
             from None
     rows = table.num_rows + len(bad)
+    first = 1 if names else 2  # the line of the first row: after the header, if any
     taken = np.ones(rows, bool)
     numbers = [n for n, _ in bad if n is not None]
     if len(numbers) == len(bad):
-        taken[np.asarray(numbers, dtype=np.int64) - 2] = False  # number: 1 is the header
-    lines = np.flatnonzero(taken)[:table.num_rows] + 2
-    return table, lines, [(n or 0, t) for n, t in bad], rows + 1, True
+        taken[np.asarray(numbers, dtype=np.int64) - first] = False
+    lines = np.flatnonzero(taken)[:table.num_rows] + first
+    return table, lines, [(n or 0, t) for n, t in bad], rows + first - 1, not names
 
 
 def _read_jsonl(path: Path):
@@ -178,34 +182,53 @@ def frame_trace(frame, *, warn: bool = True, path=None, detected: bool = False,
                   detected=detected)
 
 
+def _looks_like_data(header: list[str]) -> bool:
+    """Whether a header line holds a number among its names, as a first data row would."""
+    return any(re.fullmatch(r"[-+]?\d[\d.,:/ ]*|.*\d\d.*[/:].*", h) for h in header)
+
+
 def load_table(path, fmt: str, *, time_col: str | None = None, key_col=None,
                cost_col: str | None = None, time_format: str | None = None,
-               progress: bool = True, warn: bool = True, max_examples: int = 5,
-               detected: bool = False) -> Trace:
+               columns=None, progress: bool = True, warn: bool = True,
+               max_examples: int = 5, detected: bool = False) -> Trace:
     """The requests of a CSV, TSV, JSON-lines or Parquet file (see the module docs).
 
+    `columns` (a list, or names joined by commas): a CSV or TSV without a header line, and
+    the names of its columns in order, by which the other options name them.
     A Parquet file written by :func:`write_parquet` reads back as the trace it holds (its
     ids, names and report) unless other columns are asked for.
     """
     path = Path(path)
     if fmt not in TABLE_FORMATS:
         raise ValueError(f"format must be one of {', '.join(TABLE_FORMATS)}, got {fmt!r}")
+    names = None
+    if columns is not None:
+        names = columns_of(columns)
+        if fmt not in ("csv", "tsv"):
+            raise ValueError(f"columns= names the columns of a CSV or TSV without a header; "
+                             f"{path.name} is read as {fmt}, which names its own")
+        if len(set(names)) < len(names):
+            raise ValueError(f"columns= gives a name twice: {','.join(names)}")
     if fmt == "parquet" and time_col is key_col is cost_col is time_format is None:
         stored = _stored(path)
         if stored is not None:
             return stored
     time_col = time_col or DEFAULT_TIME_COL
     key_col = key_col or DEFAULT_KEY_COL
-    wanted = [time_col, *columns_of(key_col)] + ([cost_col] if cost_col else [])
-    table, lines, bad, lines_read, header = read_file(path, fmt)
+    times = columns_of(time_col)
+    wanted = [*times, *columns_of(key_col)] + ([cost_col] if cost_col else [])
+    table, lines, bad, lines_read, header = read_file(path, fmt, names=names)
 
     def option_of(name: str) -> str:
-        return "time_col" if name == time_col else "cost_col" if name == cost_col else "key_col"
+        return "time_col" if name in times else "cost_col" if name == cost_col else "key_col"
 
     missing = [c for c in wanted if c not in table.column_names]
     if table.num_rows and missing:
         raise ValueError(f"{option_of(missing[0])}: {path} has no column {missing[0]!r} "
-                         f"(its columns: {', '.join(table.column_names)})")
+                         f"(its columns: {', '.join(table.column_names)}"
+                         + ("; a file without a header line: name its columns with columns=)"
+                            if names is None and fmt in ("csv", "tsv") and _looks_like_data(
+                                table.column_names) else ")"))
     names = table.column_names
     twice = [c for c in dict.fromkeys(wanted) if names.count(c) > 1]
     if twice:

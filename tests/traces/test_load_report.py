@@ -177,3 +177,27 @@ def test_hints_name_the_flag_to_change_once(tmp_path, capsys):
     line = one_line_error(capsys, ["error-analysis", "--trace", str(path), "--key-col", "ip2"])
     assert line == (f"ratelab error-analysis: error: --key-col: {path} has no column 'ip2' "
                     "(its columns: time, ip)")
+
+
+def test_a_headerless_csv_with_the_date_and_time_in_two_columns(tmp_path, capsys):
+    """The WorldCup98 CSV's shape: no header, client first, date and time apart."""
+    path = tmp_path / "wc.csv"
+    path.write_text("1044,30/Apr/1998,21:30:17,/a\n1045,30/Apr/1998,21:30:17,/b\n"
+                    "1044,30/Apr/1998,21:30:18,/a\nxx\n1046,30/Apr/1998,21:30:20,/c\n")
+    options = ["--columns", "client,date,time,path", "--time-col", "date,time",
+               "--time-format", "%d/%b/%Y %H:%M:%S", "--key-col", "client"]
+    reports = records(capsys, path, *options)
+    assert reports[0] == reports[1] == reports[2]
+    r = reports[0]
+    assert (r["lines"], r["requests"], r["clients"], r["header"]) == (5, 4, 3, False)
+    assert r["malformed_examples"] == [{"line": 4, "text": "xx"}]
+    assert r["first_s"] == 893971817.0  # 1998-04-30 21:30:17 UTC
+    assert r["time_zone"].startswith("UTC assumed")
+    line = one_line_error(capsys, ["what-if", "--trace", str(path), "--key-col", "client",
+                                   *POLICY])
+    assert line.endswith("a file without a header line: name its columns with --columns)")
+    assert "--columns gives a name twice" in one_line_error(
+        capsys, ["what-if", "--trace", str(path), "--columns", "a,a", *POLICY])
+    assert one_line_error(capsys, ["what-if", "--trace", "data/epa-http.txt.gz", "--columns",
+                                   "a", *POLICY]).startswith(
+        "ratelab what-if: error: --columns: column options apply to tables")
