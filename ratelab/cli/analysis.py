@@ -165,7 +165,7 @@ def run(args) -> dict:
             raise UsageError(given[0], "applies to --synthetic only")
     _check_engine_args(args)
     if not args.trace:
-        for name in ("format", "columns", "time_col", "time_format", "key_col", "cost_col",
+        for name in ("format", "pattern", "columns", "time_col", "time_format", "key_col", "cost_col",
                      "reader"):
             if getattr(args, name) not in (None, "auto"):
                 flag = "--" + name.replace("_", "-")

@@ -24,14 +24,21 @@ from ..traces.tables import TABLE_FORMATS, TIME_FORMATS, write_parquet
 
 
 def add_input_options(p: argparse.ArgumentParser, what: str = "the file") -> None:
-    """Add --format, --columns, --time-col, --key-col, --cost-col, --time-format and --reader
-    to `p`."""
+    """Add --format, --pattern, --columns, --time-col, --key-col, --cost-col, --time-format
+    and --reader to `p`."""
     g = p.add_argument_group(f"how to read {what}")
     g.add_argument("--format", choices=("auto", "common", "combined") + FORMATS + TABLE_FORMATS,
                    default="auto",
                    help="clf (Common or Combined, nginx and Apache defaults), epa, nasa-tsv, "
-                        "or a table: csv, tsv, jsonl, parquet (default: auto, judged from "
-                        "the first bytes and lines; csv/tsv also from the name)")
+                        "a table: csv, tsv, jsonl, parquet, or regex: any line format, read "
+                        "with --pattern (default: auto, judged from the first bytes and "
+                        "lines; csv/tsv also from the name)")
+    g.add_argument("--pattern", metavar="REGEX", default=None,
+                   help="with --format regex: the regular expression each line must match, "
+                        "its named groups the columns: (?P<time>...) and the client's "
+                        "(?P<host>...) (or another named by --key-col), optionally "
+                        "(?P<cost>...) with --cost-col cost (see docs/traces.md) (default: "
+                        "none)")
     g.add_argument("--columns", metavar="NAME[,NAME...]", default=None,
                    help="csv, tsv: the file has no header line; these are its columns' names, "
                         "in order, by which the other options name them (default: the header)")
@@ -56,7 +63,7 @@ def add_input_options(p: argparse.ArgumentParser, what: str = "the file") -> Non
 
 
 COLUMN_FLAGS = {"time_col": "--time-col", "key_col": "--key-col", "cost_col": "--cost-col",
-                "time_format": "--time-format", "columns": "--columns"}
+                "time_format": "--time-format", "columns": "--columns", "pattern": "--pattern"}
 """The reading options of tables, by the parameter the readers' messages name."""
 
 
@@ -74,7 +81,7 @@ def read_input(path, args, option: str = "--trace", progress: bool = True):
         return load_log(path, args.format, engine=args.reader, progress=progress, warn=False,
                         time_col=args.time_col, key_col=args.key_col,
                         cost_col=args.cost_col, time_format=args.time_format,
-                        columns=args.columns)
+                        columns=args.columns, pattern=args.pattern)
     except FileNotFoundError as e:
         raise FileNotFoundError(f"{option}: {e}") from None
     except ValueError as e:
@@ -128,7 +135,8 @@ def convert(log, out, args=None, progress: bool = True) -> dict:
         raise ValueError(f"OUT: {out} should end in .parquet")
     if args is None:
         args = argparse.Namespace(format="auto", reader="auto", time_col=None, key_col=None,
-                                  cost_col=None, time_format=None, columns=None)
+                                  cost_col=None, time_format=None, columns=None,
+                                  pattern=None)
     trace = read_input(log, args, "LOG", progress=progress)
     write_parquet(trace, out)
     report = trace.meta["report"]

@@ -176,9 +176,11 @@ def _time_column(table, names: list[str]):
     return pc.binary_join_element_wise(*parts, " ")
 
 
-def _dropped(reasons, unsplit: int) -> dict[str, int]:
+def _dropped(reasons, unsplit: int, fmt: str = "") -> dict[str, int]:
     """Lines left out by reason, each row counted once, under the first reason that holds."""
-    out = {"rows the reader could not split": unsplit} if unsplit else {}
+    split = "lines that do not match the pattern" if fmt == "regex" else \
+        "rows the reader could not split"
+    out = {split: unsplit} if unsplit else {}
     taken = None
     for why, mask in reasons:
         mask = mask if taken is None else mask & ~taken
@@ -216,7 +218,7 @@ def read_frame(frame, *, time_col: str = DEFAULT_TIME_COL, key_col=DEFAULT_KEY_C
                         lines=n + len(bad) if lines_read is None else lines_read)
     if n == 0:
         report.malformed = len(bad)
-        report.dropped = _dropped([], len(bad))
+        report.dropped = _dropped([], len(bad), fmt)
         report.malformed_examples = list(bad)[:max_examples]
         return report, np.empty(0), np.empty(0, np.int32), rows, [], None, {}
 
@@ -257,7 +259,7 @@ def read_frame(frame, *, time_col: str = DEFAULT_TIME_COL, key_col=DEFAULT_KEY_C
 
     wrong = np.flatnonzero(~good)
     report.malformed = len(bad) + len(wrong)
-    report.dropped = _dropped(reasons, len(bad))
+    report.dropped = _dropped(reasons, len(bad), fmt)
     shown = [c for c in dict.fromkeys([*times, *keys, cost_col]) if c is not None]
     examples = list(bad) + [
         (int(rows[i]), " ".join(f"{c}={table.column(c)[int(i)].as_py()!r}" for c in shown))

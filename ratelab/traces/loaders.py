@@ -76,7 +76,8 @@ def load_log(path, format: str = "auto", *, engine: str = "auto", progress: bool
     refuse_container(path)
     if max_examples < 0:
         raise ValueError(f"max_examples must be >= 0, got {max_examples!r}")
-    unknown = set(columns) - {"time_col", "key_col", "cost_col", "time_format", "columns"}
+    unknown = set(columns) - {"time_col", "key_col", "cost_col", "time_format", "columns",
+                              "pattern"}
     if unknown:
         raise TypeError(f"load_log() got unexpected keyword arguments {sorted(unknown)}")
     columns = {k: v for k, v in columns.items() if v is not None}

@@ -33,9 +33,10 @@ __all__ = ["LoadReport", "OUT_OF_ORDER_WARN_PCT", "describe", "LoadWarning", "No
 FORMATS = ("clf", "epa", "nasa-tsv")
 """clf: Common Log Format or Combined; epa: ITA EPA-HTTP; nasa-tsv: the NASA-HTTP TSV."""
 
-TABLE_FORMATS = ("csv", "tsv", "jsonl", "parquet")
+TABLE_FORMATS = ("csv", "tsv", "jsonl", "parquet", "regex")
 """csv / tsv: a header line, then one row per line; jsonl: one JSON object per line; parquet
-(read by :mod:`ratelab.traces.tables`)."""
+(read by :mod:`ratelab.traces.tables`); regex: any line format, each line matched by a regular
+expression whose named groups are the columns (``pattern``)."""
 
 NASA_TSV_HEADER = ["host", "logname", "time", "method", "url", "response", "bytes"]
 
@@ -208,7 +209,10 @@ def nothing_read(path, report: LoadReport, detected: bool) -> str:
             if "\x00" in text:
                 what += " (NUL bytes: a binary file?)"
     why = max(report.dropped, key=report.dropped.get) if report.dropped else ""
-    if why == "unreadable time":  # a table whose time column did not parse as asked
+    if report.format == "regex" and why == "lines that do not match the pattern":
+        todo = ("Check the pattern: it must match a whole line (fullmatch), its named groups "
+                "giving the time and the client")
+    elif why == "unreadable time":  # a table whose time column did not parse as asked
         todo = ("Give the time column's form with time_format: s, ms, us, ns, iso or a "
                 "strftime form such as %d/%m/%Y %H:%M:%S (or another column with time_col)")
     elif why == "missing key":

@@ -76,7 +76,7 @@ def _input(path: Path):
 
 
 def read_file(path: Path, fmt: str, columns: list[str] | None = None,
-              names: list[str] | None = None):
+              names: list[str] | None = None, pattern: str | None = None):
     """(Arrow table, line number of each row or None, malformed rows [(line, text)],
     lines read, header) of a CSV, TSV, JSON-lines or Parquet file. `names`: a CSV or TSV
     has no header line, and these are its columns' names, in order."""
@@ -92,6 +92,8 @@ def read_file(path: Path, fmt: str, columns: list[str] | None = None,
         return table, None, [], table.num_rows, False
     if fmt == "jsonl":
         return _read_jsonl(path)
+    if fmt == "regex":
+        return _read_regex(path, compile_pattern(pattern))
     import pyarrow.csv as csv  # heavy: imported where a table is read
 
     try:
@@ -128,6 +130,50 @@ def read_file(path: Path, fmt: str, columns: list[str] | None = None,
         taken[np.asarray(numbers, dtype=np.int64) - first] = False
     lines = np.flatnonzero(taken)[:table.num_rows] + first
     return table, lines, [(n or 0, t) for n, t in bad], rows + first - 1, not names
+
+
+def compile_pattern(pattern: str | None) -> re.Pattern:
+    """`pattern` compiled; a ValueError naming ``pattern`` unless it is a regular expression
+    with a named group ``time`` and at least one other."""
+    if not pattern:
+        raise ValueError("pattern: --format regex reads each line with a regular expression: "
+                         "give it, with named groups such as (?P<time>...) and (?P<host>...)")
+    try:
+        compiled = re.compile(pattern)
+    except re.error as e:
+        raise ValueError(f"pattern: not a regular expression ({e}): {pattern!r}") from None
+    groups = set(compiled.groupindex)
+    if "time" not in groups or len(groups) < 2:
+        raise ValueError(f"pattern: needs a named group (?P<time>...) and one for the client "
+                         f"such as (?P<host>...); it has {sorted(groups) or 'none'}")
+    return compiled
+
+
+def _read_regex(path: Path, pattern: re.Pattern):
+    """A log of any line format: each line matched whole by `pattern` (trailing spaces and the
+    line break aside); its named groups are the columns, a line that does not match is a row
+    the reader could not split."""
+    import pyarrow as pa  # heavy: imported where a table is read
+
+    names = list(pattern.groupindex)
+    values: dict[str, list] = {n: [] for n in names}
+    lines, bad = [], []
+    n = 0
+    try:
+        with open_text(path) as f:
+            for n, line in enumerate(f, start=1):
+                text = line.rstrip("\r\n")
+                m = pattern.fullmatch(text.rstrip())
+                if m is None:
+                    bad.append((n, text))
+                    continue
+                for name in names:
+                    values[name].append(m.group(name))
+                lines.append(n)
+    except GZIP_ERRORS as e:
+        raise damaged(path, e, n) from None
+    table = pa.table({name: pa.array(v, pa.string()) for name, v in values.items()})
+    return table, np.asarray(lines, dtype=np.int64), bad, n, False
 
 
 def _read_jsonl(path: Path):
@@ -189,12 +235,14 @@ def _looks_like_data(header: list[str]) -> bool:
 
 def load_table(path, fmt: str, *, time_col: str | None = None, key_col=None,
                cost_col: str | None = None, time_format: str | None = None,
-               columns=None, progress: bool = True, warn: bool = True,
-               max_examples: int = 5, detected: bool = False) -> Trace:
+               columns=None, pattern: str | None = None, progress: bool = True,
+               warn: bool = True, max_examples: int = 5, detected: bool = False) -> Trace:
     """The requests of a CSV, TSV, JSON-lines or Parquet file (see the module docs).
 
     `columns` (a list, or names joined by commas): a CSV or TSV without a header line, and
-    the names of its columns in order, by which the other options name them.
+    the names of its columns in order, by which the other options name them. `pattern`
+    (format "regex"): the regular expression each line must match, its named groups the
+    columns; the client is its ``host`` group (or ``key``) unless `key_col` says otherwise.
     A Parquet file written by :func:`write_parquet` reads back as the trace it holds (its
     ids, names and report) unless other columns are asked for.
     """
@@ -209,6 +257,11 @@ def load_table(path, fmt: str, *, time_col: str | None = None, key_col=None,
                              f"{path.name} is read as {fmt}, which names its own")
         if len(set(names)) < len(names):
             raise ValueError(f"columns= gives a name twice: {','.join(names)}")
+    if pattern is not None and fmt != "regex":
+        raise ValueError(f"pattern: applies to format regex; {path.name} is read as {fmt}")
+    if fmt == "regex" and key_col is None:
+        groups = compile_pattern(pattern).groupindex
+        key_col = "host" if "host" in groups else DEFAULT_KEY_COL
     if fmt == "parquet" and time_col is key_col is cost_col is time_format is None:
         stored = _stored(path)
         if stored is not None:
@@ -217,7 +270,7 @@ def load_table(path, fmt: str, *, time_col: str | None = None, key_col=None,
     key_col = key_col or DEFAULT_KEY_COL
     times = columns_of(time_col)
     wanted = [*times, *columns_of(key_col)] + ([cost_col] if cost_col else [])
-    table, lines, bad, lines_read, header = read_file(path, fmt, names=names)
+    table, lines, bad, lines_read, header = read_file(path, fmt, names=names, pattern=pattern)
 
     def option_of(name: str) -> str:
         return "time_col" if name in times else "cost_col" if name == cost_col else "key_col"

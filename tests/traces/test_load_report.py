@@ -201,3 +201,43 @@ def test_a_headerless_csv_with_the_date_and_time_in_two_columns(tmp_path, capsys
     assert one_line_error(capsys, ["what-if", "--trace", "data/epa-http.txt.gz", "--columns",
                                    "a", *POLICY]).startswith(
         "ratelab what-if: error: --columns: column options apply to tables")
+
+
+APP_LOG = ("2026-12-01T10:00:00.120Z GET /api client=10.0.0.1 took=12ms\n"
+           "2026-12-01T10:00:00.480Z GET /api client=10.0.0.2 took=3ms\n"
+           "noise line\n"
+           "2026-12-01T10:00:01.010Z POST /login client=10.0.0.1 took=40ms\n")
+APP_PATTERN = r"(?P<time>\S+) (?P<method>\S+) (?P<path>\S+) client=(?P<host>\S+) took=\S+"
+
+
+def test_any_line_format_reads_with_a_regular_expression(tmp_path, capsys):
+    """The worked example of docs/traces.md: the same requests as the table of its fields."""
+    log = tmp_path / "app.log"
+    log.write_text(APP_LOG)
+    table = tmp_path / "app.csv"
+    table.write_text("time,host\n2026-12-01T10:00:00.120Z,10.0.0.1\n"
+                     "2026-12-01T10:00:00.480Z,10.0.0.2\n2026-12-01T10:00:01.010Z,10.0.0.1\n")
+    by_regex = load_log(log, "regex", pattern=APP_PATTERN, progress=False, warn=False)
+    by_table = load_log(table, key_col="host", progress=False)
+    ten = 1796119200  # 2026-12-01 10:00:00 UTC
+    assert by_regex.time.tolist() == by_table.time.tolist() == [ten + 0.12, ten + 0.48,
+                                                              ten + 1.01]
+    assert by_regex.key_names == by_table.key_names == ["10.0.0.1", "10.0.0.2"]
+    r = records(capsys, log, "--format", "regex", "--pattern", APP_PATTERN)[1]
+    assert r["dropped"] == {"lines that do not match the pattern": 1}
+    assert r["malformed_examples"] == [{"line": 3, "text": "noise line"}]
+    assert r["time_zone"] == "each time's own offset"
+
+
+@pytest.mark.parametrize("options, words", [
+    (["--format", "regex"], "--pattern: --format regex reads each line"),
+    (["--format", "regex", "--pattern", "(?P<time>"], "--pattern: not a regular expression"),
+    (["--format", "regex", "--pattern", r"(?P<when>\S+)"], "needs a named group (?P<time>"),
+    (["--format", "csv", "--pattern", r"(?P<time>\S+) (?P<host>\S+)"],
+     "--pattern: applies to format regex"),
+    (["--format", "regex", "--pattern", r"(?P<time>\d+)(?P<host>x)"], "Check the --pattern"),
+])
+def test_a_pattern_that_cannot_read_the_log_is_named(tmp_path, capsys, options, words):
+    log = tmp_path / "app.log"
+    log.write_text(APP_LOG)
+    assert words in one_line_error(capsys, ["what-if", "--trace", str(log), *options, *POLICY])
