@@ -107,7 +107,8 @@ def add(sub) -> None:
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--synthetic", action="store_true",
                       help="a generated population, streamed in chunks of sources")
-    what.add_argument("--trace", metavar="FILE", help="an HTTP log (gzip or plain)")
+    what.add_argument("--trace", metavar="FILE",
+                      help="an HTTP log or a table (plain, or gzip, bzip2, xz or zstd)")
     what.add_argument("--dataset", metavar="NAME", choices=_dataset_names(),
                       help="a recorded trace: " + ", ".join(_dataset_names()))
     what.add_argument("--parquet", metavar="PATH",
@@ -165,8 +166,8 @@ def run(args) -> dict:
             raise UsageError(given[0], "applies to --synthetic only")
     _check_engine_args(args)
     if not args.trace:
-        for name in ("format", "pattern", "columns", "time_col", "time_format", "key_col", "cost_col",
-                     "reader"):
+        for name in ("format", "pattern", "columns", "time_col", "time_format", "key_col",
+                     "cost_col", "reader"):
             if getattr(args, name) not in (None, "auto"):
                 flag = "--" + name.replace("_", "-")
                 raise UsageError(flag, "applies to --trace only (a dataset knows its format)")

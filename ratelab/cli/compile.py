@@ -5,8 +5,8 @@ a small machine, before the first line of output. ``make lab`` and ``make test``
 command once instead, and every later command loads the kernels from numba's cache. It runs
 the commands a newcomer runs first — ``error-analysis`` on a small generated log in the
 common log format and on a small synthetic population, ``what-if`` on the log with one policy
-per registry algorithm, and ``bench`` on a small trace — so that what gets compiled is exactly what they need, and says per step how
-many kernels it compiled: a second run compiles none.
+per registry algorithm, and ``bench`` on a small trace — so that what gets compiled is exactly
+what they need, and says per step how many kernels it compiled: a second run compiles none.
 """
 
 from __future__ import annotations

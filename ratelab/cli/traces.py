@@ -110,7 +110,8 @@ def add_traces(sub) -> None:
     c = command(
         actions, "convert", run=run_convert, render=render_convert,
         help="read a log or table once and write it, sorted, as Parquet",
-        description="Read LOG (a log or a table, gzip or plain) once, sort it stably by time "
+        description="Read LOG (a log or a table; plain, gzip, bzip2, xz or zstd) once, sort "
+                    "it stably by time "
                     "and write it to OUT as Parquet (columns time in epoch seconds, key, "
                     "key_id, cost), with the load report (lines, malformed lines, requests "
                     "out of order) in the file's metadata. `--trace OUT` then reads the same "
@@ -158,7 +159,8 @@ def run_convert(args) -> dict:
 
 
 def render_convert(record: dict) -> str:
-    return (f"{describe(record['load_report'])}\nwrote {record['out']}: {record['requests']:,} requests, "
+    return (f"{describe(record['load_report'])}\nwrote {record['out']}: "
+            f"{record['requests']:,} requests, "
             f"{record['clients']:,} clients, {record['out_bytes'] / 1e6:,.1f} MB")
 # ---------------------------------------------------------------- ratelab bench ingest
 

@@ -45,7 +45,8 @@ def add_what_if(sub) -> None:
                 '--policy "gcra rate=5 burst=20" --json')
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--trace", metavar="FILE",
-                      help="an HTTP log or a table (csv, tsv, jsonl, parquet; gzip or plain)")
+                      help="an HTTP log or a table (csv, tsv, jsonl, parquet, regex; plain, "
+                           "or gzip, bzip2, xz or zstd)")
     what.add_argument("--dataset", metavar="NAME", choices=_dataset_names(),
                       help="a recorded trace: " + ", ".join(_dataset_names()))
     add_input_options(p, "--trace")

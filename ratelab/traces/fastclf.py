@@ -42,7 +42,8 @@ import numpy as np
 
 from ..progress import bar
 from .fastscan import _MONTHS, _SPACE, ENT, FORMAT_NUMBERS, _grown, _intern_one, _scan
-from .report import GZIP_ERRORS, ZONE_MAX_MIN, LoadReport, _clf_parser, damaged, read_line
+from .report import (GZIP_ERRORS, ZONE_MAX_MIN, LoadReport, _clf_parser, compression_of, damaged,
+                     decompressing, read_line)
 
 BLOCK = 1 << 20
 """Compressed bytes read at a time (a block decompresses to about 8 MB of log)."""
@@ -83,19 +84,24 @@ class _Names:
 
 
 def _blocks(path: Path, progress: bool):
-    """The decompressed content of the file at `path`, block by block (gzip or plain).
+    """The decompressed content of the file at `path`, block by block (gzip, bzip2, xz, zstd
+    or plain).
 
-    As Python's gzip module: members one after another, zero bytes between them skipped;
-    EOFError when the stream stops inside a member, zlib.error when it is damaged.
+    gzip as Python's gzip module reads it: members one after another, zero bytes between them
+    skipped; EOFError when the stream stops inside a member, zlib.error when it is damaged.
+    The other compressions through their own readers (:func:`~.report.decompressing`).
     """
     size = os.path.getsize(path)
     with open(path, "rb") as raw, bar(size, desc=path.name, unit="B", unit_scale=True,
                                       progress=progress) as b:
-        gz = raw.read(2) == b"\x1f\x8b"
+        kind = compression_of(raw.read(8))
         raw.seek(0)
-        if not gz:
-            for block in iter(lambda: raw.read(8 * BLOCK), b""):
-                b.update(len(block))
+        if kind != "gzip":
+            stream = decompressing(raw, kind)
+            done = 0
+            for block in iter(lambda: stream.read(8 * BLOCK), b""):
+                b.update(raw.tell() - done)
+                done = raw.tell()
                 yield block
             return
         z, fed, between = zlib.decompressobj(wbits=31), False, False
@@ -192,10 +198,14 @@ class _Requests:
 
 def _inflated_size(path: Path) -> int:
     """About how many bytes the file at `path` decompresses to: the size its gzip trailer
-    gives (mod 2**32, of the last member only: a guess), or its size when it is not gzip."""
+    gives (mod 2**32, of the last member only: a guess), eight times its size for the other
+    compressions (a guess: the arrays grow as needed), or its size."""
     size = os.path.getsize(path)
     with open(path, "rb") as f:
-        if f.read(2) != b"\x1f\x8b" or size < 18:
+        kind = compression_of(f.read(8))
+        if kind not in (None, "gzip"):
+            return 8 * size
+        if kind is None or size < 18:
             return size
         f.seek(-4, os.SEEK_END)
         return max(size, int.from_bytes(f.read(4), "little"))

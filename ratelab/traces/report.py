@@ -14,9 +14,11 @@ compiled one (:mod:`ratelab.traces.fastclf`), the table readers (:mod:`ratelab.t
 
 from __future__ import annotations
 
+import bz2
 import calendar
 import gzip
 import io
+import lzma
 import re
 import zlib
 from contextlib import contextmanager
@@ -26,8 +28,10 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-__all__ = ["LoadReport", "OUT_OF_ORDER_WARN_PCT", "describe", "LoadWarning", "NoRequestsError", "FORMATS", "TABLE_FORMATS",
-           "GZIP_ERRORS", "UNREAD_CONTAINERS", "damaged", "refuse_container", "nothing_read", "open_text", "detect_format",
+__all__ = ["LoadReport", "OUT_OF_ORDER_WARN_PCT", "describe", "LoadWarning", "NoRequestsError",
+           "FORMATS", "TABLE_FORMATS", "GZIP_ERRORS", "COMPRESSIONS",
+           "UNREAD_CONTAINERS", "compression_of", "decompressing", "damaged",
+           "refuse_container", "nothing_read", "open_text", "detect_format",
            "sniff_format", "is_tsv_header", "line_parser", "read_line", "zone_offset_s"]
 
 FORMATS = ("clf", "epa", "nasa-tsv")
@@ -226,21 +230,50 @@ def nothing_read(path, report: LoadReport, detected: bool) -> str:
 def damaged(path, error: BaseException, lines: int = 0) -> ValueError:
     """The ValueError for a file whose gzip stream cannot be read to its end."""
     after = f" after {lines:,} lines" if lines else ""
+    try:
+        with open(path, "rb") as f:
+            kind = compression_of(f.read(8)) or "compressed"
+    except OSError:
+        kind = "compressed"
     if isinstance(error, EOFError):
-        return ValueError(f"{path}: truncated gzip file: the compressed stream ends before "
+        return ValueError(f"{path}: truncated {kind} file: the compressed stream ends before "
                           f"its end marker{after} (an interrupted copy or download?)")
-    return ValueError(f"{path}: damaged gzip file{after} ({error})")
+    return ValueError(f"{path}: damaged {kind} file{after} ({error})")
 
 
-GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError, OSError)
+"""What reading a compressed stream raises where it is truncated or damaged (any of the
+compressions read: an OSError from bz2 or pyarrow's zstd among them)."""
+
+COMPRESSIONS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"),
+                (b"\x28\xb5\x2f\xfd", "zstd"))
+"""The compressions every reader opens, by their first bytes: gzip, bzip2 and xz through the
+standard library, zstd through pyarrow."""
 
 UNREAD_CONTAINERS = {  # first bytes -> (what the file is, the command that opens it)
-    b"BZh": ("bzip2-compressed", "bunzip2 -k {}"),
     b"PK\x03\x04": ("a zip archive", "unzip {}"),
-    b"\xfd7zXZ\x00": ("xz-compressed", "unxz -k {}"),
-    b"\x28\xb5\x2f\xfd": ("zstd-compressed", "zstd -d {}"),
     b"7z\xbc\xaf\x27\x1c": ("a 7-Zip archive", "7z x {}"),
 }
+
+
+def compression_of(head: bytes) -> str | None:
+    """The compression a file's first bytes say (see COMPRESSIONS), or None."""
+    return next((kind for magic, kind in COMPRESSIONS if head.startswith(magic)), None)
+
+
+def decompressing(raw, kind: str | None):
+    """A binary stream of `raw`'s content, decompressed as `kind` says (None: `raw` itself)."""
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if kind == "bzip2":
+        return bz2.BZ2File(raw)
+    if kind == "xz":
+        return lzma.LZMAFile(raw)
+    if kind == "zstd":
+        import pyarrow as pa  # a heavy dependency: only for a zstd file
+
+        return pa.CompressedInputStream(pa.PythonFile(raw, mode="r"), "zstd")
+    return raw
 
 
 def refuse_container(path) -> None:
@@ -250,8 +283,8 @@ def refuse_container(path) -> None:
         head = f.read(8)
     for magic, (what, opener) in UNREAD_CONTAINERS.items():
         if head.startswith(magic):
-            raise ValueError(f"{path} is {what}: ratelab reads plain and gzip files; open it "
-                             f"first ({opener.format(Path(path).name)}), or gzip it")
+            raise ValueError(f"{path} is {what}: ratelab reads plain files and gzip, bzip2, xz "
+                             f"or zstd ones; open it first ({opener.format(Path(path).name)})")
 
 
 # ---------------------------------------------------------------- opening files
@@ -259,14 +292,14 @@ def refuse_container(path) -> None:
 
 @contextmanager
 def open_text(path) -> Iterator[io.TextIOBase]:
-    """The file at `path` as text (latin-1, so every byte reads), gunzipped if it is gzip.
+    """The file at `path` as text (latin-1, so every byte reads), decompressed if it is gzip,
+    bzip2, xz or zstd (judged by content).
 
     The text stream's ``raw`` attribute is the file on disk (its ``tell()`` is how far the
     reading has gone, for a progress bar).
     """
     with open(path, "rb") as raw:
-        gz = raw.peek(2)[:2] == b"\x1f\x8b"
-        binary = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+        binary = decompressing(raw, compression_of(raw.peek(8)[:8]))
         text = io.TextIOWrapper(binary, encoding="latin-1", newline="")
         text.raw_file = raw  # type: ignore[attr-defined]
         try:

@@ -16,7 +16,7 @@ the log it came from in the Parquet file, and reads back as the same Trace.
 
 from __future__ import annotations
 
-import gzip
+import lzma
 import re
 import io
 import json
@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from .frames import DEFAULT_KEY_COL, DEFAULT_TIME_COL, TIME_FORMATS, columns_of, read_frame
-from .report import (GZIP_ERRORS, NASA_TSV_HEADER, TABLE_FORMATS, LoadReport, damaged,
-                     open_text)
+from .report import (GZIP_ERRORS, NASA_TSV_HEADER, TABLE_FORMATS, LoadReport, compression_of,
+                     damaged, decompressing, open_text)
 from .trace import Trace, finish
 
 __all__ = ["TABLE_FORMATS", "TIME_FORMATS", "load_table", "sniff_table", "read_file",
@@ -46,17 +46,18 @@ def sniff_table(path) -> str | None:
         head = f.read(1 << 16)
     if head[:4] == b"PAR1":
         return "parquet"
-    if head[:2] == b"\x1f\x8b":
+    kind = compression_of(head)
+    if kind is not None:
         try:
-            head = gzip.GzipFile(fileobj=io.BytesIO(head)).read(1 << 12)
-        except (EOFError, OSError):
+            head = decompressing(io.BytesIO(head), kind).read(1 << 12)
+        except GZIP_ERRORS:
             head = head[:0]  # too little to judge: the loader reports the damage
     if head.lstrip()[:1] == b"{":
         return "jsonl"
     if head.split(b"\n", 1)[0].rstrip(b"\r").split(b"\t")[:7] == \
             [h.encode() for h in NASA_TSV_HEADER]:
         return None  # the NASA-HTTP TSV: a log format of its own
-    suffixes = [s for s in path.suffixes if s != ".gz"]
+    suffixes = [s for s in path.suffixes if s not in (".gz", ".bz2", ".xz", ".zst")]
     if suffixes and suffixes[-1] in (".csv", ".tsv"):
         return suffixes[-1][1:]
     return None
@@ -66,13 +67,17 @@ def sniff_table(path) -> str | None:
 
 
 def _input(path: Path):
-    """The file as a pyarrow input stream, gunzipped when it is gzip (judged by content)."""
+    """The file as a pyarrow input stream, decompressed when it is gzip, bzip2, xz or zstd
+    (judged by content)."""
     import pyarrow as pa  # heavy: imported where a table is read
 
     with open(path, "rb") as f:
-        gz = f.read(2) == b"\x1f\x8b"
+        kind = compression_of(f.read(8))
+    if kind == "xz":  # not one of pyarrow's codecs: the standard library's reader
+        return pa.PythonFile(lzma.open(path), mode="r")
     raw = pa.OSFile(str(path), "rb")
-    return pa.CompressedInputStream(raw, "gzip") if gz else raw
+    codec = {"gzip": "gzip", "bzip2": "bz2", "zstd": "zstd"}.get(kind)
+    return pa.CompressedInputStream(raw, codec) if codec else raw
 
 
 def read_file(path: Path, fmt: str, columns: list[str] | None = None,
