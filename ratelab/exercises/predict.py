@@ -127,7 +127,7 @@ def reveal(guess, measured, *, unit: str = "") -> None:
         get_ipython = None
     shell = get_ipython() if get_ipython else None
     if shell is not None and type(shell).__name__ != "TerminalInteractiveShell":
-        from IPython.display import display
+        from IPython.display import display  # IPython: only where a notebook shows it
         display(Revealed(record))
     else:
         print(message(record))
