@@ -25,6 +25,13 @@ def test_the_top_level_help_is_the_full_parsers():
     assert summary_parser().format_help() == parser().format_help()
 
 
+def fresh(code: str) -> subprocess.CompletedProcess:
+    """`code` run in a fresh interpreter, which must exit 0: what it imports is its own."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out
+
+
 def test_help_and_version_import_no_command_module():
     code = ("import sys; from ratelab.cli import main\n"
             "for argv in ([], ['--help'], ['--version']):\n"
@@ -35,8 +42,7 @@ def test_help_and_version_import_no_command_module():
             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
             "('numpy', 'pandas', 'numba', 'matplotlib') or m.startswith('ratelab.limiters'))\n"
             "print('heavy:', heavy, file=sys.stderr)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
+    out = fresh(code)
     assert out.stderr.strip() == "heavy: []"
     assert out.stdout.count("usage: ratelab") == 2 and "ratelab 0.1.0" in out.stdout
 
@@ -50,8 +56,7 @@ def test_a_command_imports_its_own_modules_only():
             "    assert main(['limiters']) == 0\n"
             "print(sorted(m for m in sys.modules if m.startswith('ratelab.cli.') or "
             "m.split('.')[0] in ('pandas', 'numba', 'matplotlib')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
+    out = fresh(code)
     assert out.stdout.strip() == "['ratelab.cli.limiters', 'ratelab.cli.support']"
 
 
@@ -66,8 +71,7 @@ def test_the_light_import_still_reaches_every_subpackage():
             "    ratelab.no_such_room\n"
             "except AttributeError as e:\n"
             "    print(e)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
+    out = fresh(code)
     assert out.stdout.splitlines() == [
         "GCRA", "ratelab.exercises True", "module 'ratelab' has no attribute 'no_such_room'"]
 
