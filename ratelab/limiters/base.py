@@ -259,6 +259,11 @@ class Limiter:
         """What :meth:`inspect` reports, without its checks."""
         return self._inspect(self._current(key, now, now_t), now, now_t)
 
+    def state(self, key: Hashable) -> Any:
+        """What the limiter keeps for `key` (None when it keeps nothing yet): the per-client
+        memory whose size notebook 03 weighs. Read it; never change it."""
+        return self._state.get(key)
+
     def reset(self, key: Hashable | None = None) -> None:
         """Forget one key's state, or every key's when `key` is None."""
         if key is None:

@@ -1,6 +1,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from ratelab.limiters import NAMES, make
 from test_properties import PARAMS
 
@@ -29,3 +31,18 @@ def test_import_ratelab_stays_light():
             "print(sorted(heavy & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_state_is_what_the_limiter_keeps_for_a_key(name):
+    """``Limiter.state`` (what notebook 03 weighs): None before a key's first request, then
+    the state its decisions read, the same after a peek; reset forgets it."""
+    lim = make(name, **PARAMS[name])
+    assert lim.state("a") is None
+    lim.allow("a", 10.0)
+    kept = lim.state("a")
+    assert kept is not None and lim.state("b") is None
+    lim.peek("a", 10.5)
+    assert lim.state("a") is kept
+    lim.reset("a")
+    assert lim.state("a") is None
