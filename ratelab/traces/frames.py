@@ -71,14 +71,11 @@ def _seconds(column, time_format, name: str) -> tuple[np.ndarray, str]:
         values = pd.Series(column)
         kind = None
     if time_format is None:
-        if kind is not None and pa.types.is_timestamp(kind):
-            zone = f"each time's own zone (a timestamp column in {kind.tz})" if kind.tz \
-                else ASSUMED_UTC
-            return _datetime_seconds(pd.to_datetime(values, utc=True)), zone
-        if (kind is not None and pa.types.is_date(kind)) \
+        if (kind is not None and (pa.types.is_timestamp(kind) or pa.types.is_date(kind))) \
                 or pd.api.types.is_datetime64_any_dtype(values):
-            zone = (f"each time's own zone (a timestamp column in {values.dt.tz})"
-                    if getattr(values.dt, "tz", None) is not None else ASSUMED_UTC)
+            # a zone is the column type's (Arrow's or pandas'); a date or naive time has none
+            tz = getattr(kind, "tz", None) or getattr(values.dtype, "tz", None)
+            zone = f"each time's own zone (a timestamp column in {tz})" if tz else ASSUMED_UTC
             return _datetime_seconds(pd.to_datetime(values, utc=True)), zone
         if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
             return values.to_numpy(dtype=np.float64, na_value=np.nan), UTC_EPOCH

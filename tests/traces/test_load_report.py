@@ -271,3 +271,11 @@ def test_a_pattern_that_cannot_read_the_log_is_named(tmp_path, capsys, options, 
     log = tmp_path / "app.log"
     log.write_text(APP_LOG)
     assert words in one_line_error(capsys, ["what-if", "--trace", str(log), *options, *POLICY])
+
+
+def test_a_date_column_reads_as_midnight_utc_said_so(tmp_path, capsys):
+    """A column the CSV reader types as dates (no time of day, no zone)."""
+    path = tmp_path / "dates.csv"
+    path.write_text("time,key\n2026-01-01,a\n2026-01-02,b\n")
+    r = records(capsys, path)[1]
+    assert r["first_s"] == 1767225600.0 and r["time_zone"] == "UTC assumed: the times name no zone"
