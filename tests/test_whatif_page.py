@@ -87,13 +87,17 @@ def test_retry_after_keeps_its_gaps_on_a_numeric_axis():
     assert fig.get_axes()[0].get_xlim()[0] == 0 and defects(fig) == []
 
 
-def test_long_retry_afters_are_binned_by_whole_seconds():
+def test_long_retry_afters_are_binned_by_whole_minutes():
     fig = F.retry_after(what_if(HAND, ["fixed-window limit=2 window=3600"]))
     # A's 3 and C's 2 refusals wait for the next hour: 3600 s, binned in 60 s
     ((left, right, n),) = bars(fig, SERIES[0])
     assert 3540.5 <= left < right <= 3600.5 and n == 5
     assert fig.get_axes()[0].get_xlabel() == "Retry-After (s), in bins of 60 s"
     assert defects(fig) == []
+    # a day's window: A's 3 wait 86400 s, C's 2 wait 79200 s; 60 bins need 1440 s: 30 minutes
+    fig = F.retry_after(what_if(HAND, ["fixed-window limit=2 window=86400"]))
+    assert [n for _, _, n in bars(fig, SERIES[0])] == [2, 3]
+    assert fig.get_axes()[0].get_xlabel() == "Retry-After (s), in bins of 1800 s"
 
 
 def test_a_policy_that_limits_no_one_shows_dashes_not_nan():

@@ -40,8 +40,12 @@ MAX_BARS = 240
 line instead: bars would be under two pixels wide."""
 
 RETRY_AFTER_BINS = 60
-"""At most this many Retry-After bars per policy; longer Retry-Afters are binned by whole
-seconds (``ceil(longest / RETRY_AFTER_BINS)`` s a bin)."""
+"""At most this many Retry-After bars per policy; longer Retry-Afters are binned, each bin
+the shortest of :data:`BIN_S` that needs no more bins than this."""
+
+BIN_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200,
+         86400)
+"""Widths of a Retry-After bin a reader counts in (seconds, minutes, hours, a day)."""
 
 DASHES = ("-", (0, (5, 2)), (0, (2, 1.5)), (0, (6, 2, 1.5, 2)), (0, (1, 1)))
 """Line styles of the policies' lines, so that lines drawn on top of each other still show."""
@@ -202,7 +206,8 @@ def backend_by_hour(record: dict):
 def retry_after(record: dict):
     """The Retry-After each policy's 429s would have carried (a figure): how many 429s said
     each whole number of seconds, on a numeric axis from 0, grouped bars per policy (binned
-    by whole seconds where the longest is over :data:`RETRY_AFTER_BINS` s)."""
+    in bins of whole seconds, minutes or hours where the longest is over
+    :data:`RETRY_AFTER_BINS` s)."""
     pols = record["policies"]
     fig, ax = _figure(len(pols))
     hists = [{h["retry_after_s"]: h["responses_429"] for h in p["retry_after"]["histogram"]}
@@ -217,7 +222,8 @@ def retry_after(record: dict):
             ax.bar([0.0], [0.0], width=0.5, color=_color(i), label=f"{p['policy']} (no 429s)")
         _finish(fig, ax, 0, "no 429s from any policy")
         return fig
-    step = max(1, math.ceil(longest / RETRY_AFTER_BINS))
+    need = longest / RETRY_AFTER_BINS
+    step = next((b for b in BIN_S if b >= need), 86400 * math.ceil(need / 86400))
     bins = math.ceil(longest / step)
     width = 0.85 * step / len(pols)
     top = 0
