@@ -24,9 +24,10 @@ from ..analysis.stream import run_error_analysis
 from ..scale.parts import is_partitioned
 from ..traces.population import Population
 from .engine import add_engine_options
+from .page import add_report, write_report
 from .support import (EnvironmentFailure, UsageError, command, count, flags,
-                      non_negative_number, non_negative_seconds, page_path, positive,
-                      quantile, seconds, seed, share, show, whole, words, write_page)
+                      non_negative_number, non_negative_seconds, positive, quantile,
+                      seconds, seed, share, show, whole, words)
 from .traces import add_input_options, read_input
 
 SYNTHETIC_LIMIT = 100.0
@@ -138,10 +139,8 @@ def add(sub) -> None:
     p.add_argument("--by-behaviour", action="store_true",
                    help="with --synthetic: also tally each behaviour apart (about 3x the work) "
                         "and say how far over the threshold each misjudged source ran")
-    p.add_argument("--report", type=page_path, default=None,
-                   help="also write the record to this file as one HTML page: the table, the "
-                        "wrong decisions and the error's distribution drawn, the load report; "
-                        "self-contained, it fetches nothing (default: no page)")
+    add_report(p, "the table, the wrong decisions and the error's distribution drawn, the "
+                  "load report")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     g = p.add_argument_group("population (with --synthetic; see ratelab.traces.population)")
     defaults = Population()
@@ -195,8 +194,8 @@ def run(args) -> dict:
             scheduler=args.scheduler, workers=args.workers, parts_dir=args.parts_dir,
             part_requests=_part_requests(args), progress=not args.no_progress)
     if args.report is not None:
-        from ..analysis.page import write_page as page  # here: matplotlib, for a page only
-        write_page("--report", args.report, page, {"command": reproduce(args), **out})
+        from ..analysis.page import write_page  # here: matplotlib, for a page only
+        write_report(args, write_page, {"command": reproduce(args), **out})
     if args.json:
         return {"command": reproduce(args), **out}
     _render(args, out)

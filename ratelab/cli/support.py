@@ -342,8 +342,7 @@ def choices_help(text: str, choices: Mapping[str, str]) -> str:
 
 
 METAVARS = {"seconds": "SECONDS", "rate": "PER_S", "count": "N", "share": "SHARE",
-            "quantile": "Q", "interval": "START,END", "number": "X", "words": "NAME,...",
-            "page": "FILE"}
+            "quantile": "Q", "interval": "START,END", "number": "X", "words": "NAME,..."}
 
 
 def _typed(unit: str, name: str):
@@ -461,34 +460,6 @@ def interval_s(text: str) -> tuple[float, float]:
     if not (math.isfinite(start) and math.isfinite(end)) or not 0 <= start < end:
         raise argparse.ArgumentTypeError(f"must be {what}")
     return start, end
-
-
-@_typed("", "page")
-def page_path(text: str) -> Path:
-    """A type: the path of a page to write, not a folder, in a folder that exists."""
-    path = Path(text)
-    try:
-        folder, parent = path.is_dir(), path.parent.is_dir()
-    except OSError as e:  # a name too long for the file system ...
-        raise argparse.ArgumentTypeError(f"cannot write {text}: {e.strerror}") from None
-    if folder:
-        raise argparse.ArgumentTypeError(f"{text} is a folder; give the path of the page to "
-                                         f"write, e.g. {path / 'report.html'}")
-    if not parent:
-        raise argparse.ArgumentTypeError(f"there is no folder {path.parent} to write "
-                                         f"{path.name} in")
-    return path
-
-
-def write_page(flag: str, path: Path, write: Callable[[dict, Path], int], record: dict) -> None:
-    """Write `record` as a page to `path` with `write` (which returns the bytes written) and
-    say so on stderr; a file that cannot be written is an EnvironmentFailure naming `flag`."""
-    try:
-        size = write(record, path)
-    except OSError as e:
-        raise EnvironmentFailure(f"{flag}: cannot write {path}: {e.strerror or e}",
-                                 "check the path and its permissions") from None
-    print(f"{flag}: wrote {path} ({size / 1024:,.0f} KB)", file=sys.stderr)
 
 
 def words(choices: Sequence[str]):

@@ -17,7 +17,8 @@ from .. import datasets
 from ..traces.report import describe
 from ..whatif import TOP_CLIENTS, parse_policy, what_if
 from .engine import add_engine_options
-from .support import EnvironmentFailure, UsageError, command, page_path, write_page
+from .page import add_report, write_report
+from .support import EnvironmentFailure, UsageError, command
 from .traces import COLUMN_FLAGS, add_input_options, read_input
 
 
@@ -60,10 +61,7 @@ def add_what_if(sub) -> None:
         dask="clients partitioned to Parquet, one task per partition on a Dask cluster",
         parts_dir="with --engine dask: where the log is written partitioned by client, storage "
                   "every worker reads; needed with --scheduler (default: a temporary directory)")
-    p.add_argument("--report", type=page_path, default=None,
-                   help="also write the report to this file as one HTML page, the policies "
-                        "side by side in figures and tables; self-contained, it fetches "
-                        "nothing (default: no page)")
+    add_report(p, "the policies side by side in figures and tables")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -113,8 +111,8 @@ def run(args) -> dict:
                             "check that --parts-dir is a writable directory") from None
     record["engine"] = args.engine
     if args.report is not None:
-        from ..whatif.page import write_page as page  # here: matplotlib, for a page only
-        write_page("--report", args.report, page, record)
+        from ..whatif.page import write_page  # here: matplotlib, for a page only
+        write_report(args, write_page, record)
     return record
 
 
