@@ -9,7 +9,8 @@ from a file sends no request. It reads on a phone (390 px) and on a desktop (128
 * a table scrolls sideways in its box; figures and tables that compare candidates stand side
   by side where there is room (:func:`side_by_side`) and one under the other where there is not.
 
-    >>> sections = [("summary", "Summary", table_html(df)), ("when", "When", figure_html(fig))]
+    >>> sections = [("summary", "Summary", table_html(df)),             # doctest: +SKIP
+    ...             ("when", "When", figure_html(fig, "requests by hour"))]
     >>> write("out.html", document("What if", ["47,748 requests"], sections))  # doctest: +SKIP
 """
 

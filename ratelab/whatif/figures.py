@@ -9,7 +9,8 @@ and Retry-After axes (an hour or a second with nothing in it keeps its place). T
 text, ready to read: counts with thousands separators, "-" where there is nothing (a policy
 that limits no one has no worst minute and no Retry-After), never NaN.
 
-    >>> record = what_if(trace, ["token-bucket rate=1 capacity=10", "gcra rate=0.2 burst=20"])
+    >>> record = what_if(trace, ["token-bucket rate=1 capacity=10",   # doctest: +SKIP
+    ...                          "gcra rate=0.2 burst=20"])
     >>> fig = limited_by_hour(record)                                  # doctest: +SKIP
     >>> summary(record)                                                # doctest: +SKIP
 """
