@@ -1,4 +1,4 @@
-"""``--report FILE``: the option of every command that can write its record as a page.
+"""``--report FILE``: the option of every command that can write its record as a page::
 
     add_report(p, "the table, the figures, the load report")
     ...
