@@ -155,6 +155,7 @@ def test_cli_report_writes_the_page(tmp_path, capsys):
     assert f"--report: wrote {out}" in captured.err
     text = out.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and 'id="load-report"' in text
+    assert out.stat().st_size < 400_000  # three PNGs at 110 dpi: about 130 KB here
     assert "NASA_access_log_Jul95_first1000.clf.gz" in text  # its load report
 
 
