@@ -86,6 +86,15 @@ def test_a_shaper_delays_instead_of_limiting_and_the_backend_sees_it():
     assert r["retry_after"]["responses_429"] == 0
 
 
+def test_each_hour_has_its_busiest_second_as_offered_and_as_admitted():
+    bucket, shaper = what_if(HAND, [BUCKET, SHAPER])["policies"]
+    # offered: A's 5 at 0 s, B's 1 at 3600.5 s, C's 4 at 7200 s; the bucket admits 2 of a burst
+    assert [(h["peak_per_second"], h["peak_per_second_admitted"])
+            for h in bucket["by_hour"]] == [(5, 2), (1, 1), (4, 2)]
+    # the shaper lets one a second leave: A's 5 over 0-4 s, C's 4 over 7200-7203 s
+    assert [h["peak_per_second_admitted"] for h in shaper["by_hour"]] == [1, 1, 1]
+
+
 def test_retry_after_percentiles_by_hand():
     t = Trace(np.array([0.0, 0.0, 0.0, 0.0]), np.zeros(4, np.int32))
     r = what_if(t, ["token-bucket rate=0.25 capacity=2"])["policies"][0]

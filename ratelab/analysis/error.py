@@ -281,16 +281,22 @@ def groups_table(groups: dict, names=None) -> pd.DataFrame:
 def format_table(df) -> str:
     """The table as text: counts (rows not in %) with thousands separators, others to 4
     figures."""
+    return formatted(df).to_string()
+
+
+def formatted(df, missing: str = "nan") -> pd.DataFrame:
+    """The table's cells as text, as :func:`format_table` prints them (`missing` for a
+    figure that is not a number)."""
     def cell(v, label):
         if isinstance(v, (int, np.integer)):
             return f"{int(v):,}"
         v = float(v)
         if not np.isfinite(v):
-            return "nan"
+            return missing
         if not str(label).endswith("(%)") and v == int(v):
             return f"{int(v):,}"
         return f"{v:.4g}"
-    return df.apply(lambda row: row.map(lambda v: cell(v, row.name)), axis=1).to_string()
+    return df.apply(lambda row: row.map(lambda v: cell(v, row.name)), axis=1)
 
 
 def _plain(d: dict) -> dict:

@@ -24,6 +24,7 @@ from ..analysis.stream import run_error_analysis
 from ..scale.parts import is_partitioned
 from ..traces.population import Population
 from .engine import add_engine_options
+from .page import add_report, write_report
 from .support import (EnvironmentFailure, UsageError, command, count, flags,
                       non_negative_number, non_negative_seconds, positive, quantile,
                       seconds, seed, share, show, whole, words)
@@ -138,6 +139,8 @@ def add(sub) -> None:
     p.add_argument("--by-behaviour", action="store_true",
                    help="with --synthetic: also tally each behaviour apart (about 3x the work) "
                         "and say how far over the threshold each misjudged source ran")
+    add_report(p, "the table, the wrong decisions and the error's distribution drawn, the "
+                  "load report")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     g = p.add_argument_group("population (with --synthetic; see ratelab.traces.population)")
     defaults = Population()
@@ -190,6 +193,9 @@ def run(args) -> dict:
             by_behaviour=args.synthetic and args.by_behaviour, engine=args.engine,
             scheduler=args.scheduler, workers=args.workers, parts_dir=args.parts_dir,
             part_requests=_part_requests(args), progress=not args.no_progress)
+    if args.report is not None:
+        from ..analysis.page import write_page  # here: matplotlib, for a page only
+        write_report(args, write_page, {"command": reproduce(args), **out})
     if args.json:
         return {"command": reproduce(args), **out}
     _render(args, out)

@@ -17,6 +17,7 @@ from .. import datasets
 from ..traces.report import describe
 from ..whatif import TOP_CLIENTS, parse_policy, what_if
 from .engine import add_engine_options
+from .page import add_report, write_report
 from .support import EnvironmentFailure, UsageError, command
 from .traces import COLUMN_FLAGS, add_input_options, read_input
 
@@ -60,6 +61,7 @@ def add_what_if(sub) -> None:
         dask="clients partitioned to Parquet, one task per partition on a Dask cluster",
         parts_dir="with --engine dask: where the log is written partitioned by client, storage "
                   "every worker reads; needed with --scheduler (default: a temporary directory)")
+    add_report(p, "the policies side by side in figures and tables")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -108,6 +110,9 @@ def run(args) -> dict:
                             "--scheduler" if what == "--scheduler" else
                             "check that --parts-dir is a writable directory") from None
     record["engine"] = args.engine
+    if args.report is not None:
+        from ..whatif.page import write_page  # here: matplotlib, for a page only
+        write_report(args, write_page, record)
     return record
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import bz2
 import calendar
 import gzip
+import html
 import io
 import lzma
 import re
@@ -28,8 +29,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-__all__ = ["LoadReport", "OUT_OF_ORDER_WARN_PCT", "describe", "LoadWarning", "NoRequestsError",
-           "FORMATS", "TABLE_FORMATS", "GZIP_ERRORS", "COMPRESSIONS",
+__all__ = ["LoadReport", "OUT_OF_ORDER_WARN_PCT", "describe", "describe_html", "LoadWarning",
+           "NoRequestsError", "FORMATS", "TABLE_FORMATS", "GZIP_ERRORS", "COMPRESSIONS",
            "UNREAD_CONTAINERS", "compression_of", "decompressing", "damaged",
            "refuse_container", "nothing_read", "open_text", "detect_format",
            "sniff_format", "is_tsv_header", "line_parser", "read_line", "zone_offset_s"]
@@ -123,6 +124,12 @@ class LoadReport:
     def __str__(self) -> str:
         return describe(self.to_dict())
 
+    def _repr_pretty_(self, p, cycle) -> None:  # IPython's plain text: the report, as printed
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:  # a notebook shows the report as a table
+        return describe_html(self.to_dict())
+
     def brief(self) -> str:
         """One line: what was read and what was irregular (the detail is in ``str(report)``)."""
         irregular = [f"{n:,} {what}" for n, what in
@@ -167,6 +174,41 @@ def describe(report: dict) -> str:
                 f"{x['previous_s'] - x['time_s']:g} s before the line above"
                 for x in r["out_of_order_examples"]]
     out += [f"  warning: {w}" for w in r["warnings"]]
+    return "\n".join(out)
+
+
+def describe_html(report: dict) -> str:
+    """A load report's record as an HTML fragment (a ``<div class="load-report">``): the same
+    facts as :func:`describe`, what was read in a table, then what was left out or sorted,
+    with the first examples, and the warnings. Every text from the log is escaped."""
+    r, e = report, html.escape
+    rows = [("source", f"{r['source']} ({r['format']})"), ("lines", f"{r['lines']:,}"),
+            ("requests", f"{r['requests']:,}"), ("clients", f"{r['clients']:,}"),
+            ("malformed lines left out", f"{r['malformed']:,}"),
+            ("requests out of order (sorted stably)",
+             f"{r['out_of_order']:,} ({r['out_of_order_pct']:.2g}%)")]
+    if r["time_zone"]:
+        rows.append(("times", r["time_zone"]))
+    if r["first_s"] is not None:
+        rows.append(("from / to", f"{_utc(r['first_s'])} / {_utc(r['last_s'])}"))
+    out = ['<div class="load-report"><table>']
+    out += [f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in rows]
+    out.append("</table>")
+    if r["malformed"]:
+        why = ", ".join(f"{n:,} {reason}" for reason, n in r["dropped"].items())
+        out.append(f"<p>{r['malformed']:,} malformed lines left out"
+                   f"{e(f' ({why})') if why else ''}; the first:</p><ul>")
+        out += [f"<li>line {x['line']}: <code>{e(x['text'][:120])}</code></li>"
+                for x in r["malformed_examples"]]
+        out.append("</ul>")
+    if r["out_of_order"]:
+        out.append(f"<p>{r['out_of_order']:,} requests out of order, the first:</p><ul>")
+        out += [f"<li>line {x['line']}: {_utc(x['time_s'])}, "
+                f"{x['previous_s'] - x['time_s']:g} s before the line above</li>"
+                for x in r["out_of_order_examples"]]
+        out.append("</ul>")
+    out += [f'<p class="warning">warning: {e(w)}</p>' for w in r["warnings"]]
+    out.append("</div>")
     return "\n".join(out)
 
 

@@ -15,8 +15,8 @@ is counted:
 * the worst minute (the calendar minute with most requests limited);
 * what the backend would have received: the admitted requests, each at its departure (arrival
   plus any shaping delay), counted per calendar second and minute by
-  :func:`ratelab.metrics.window_counts` — the busiest second and minute, beside the same
-  figures for the traffic as offered;
+  :func:`ratelab.metrics.window_counts` — the busiest second and minute, and the busiest
+  second of each hour, beside the same figures for the traffic as offered;
 * the 429 responses with the Retry-After each would have carried (whole seconds, rounded up
   as :func:`ratelab.http.whole_seconds` rounds the header): their distribution.
 
@@ -244,6 +244,7 @@ class WhatIfTally:
         name_of = (lambda k: str(k)) if names is None else names
         minute_offered = self.second_offered.groupby(self.second_offered.index // 60).sum()
         offered = _peaks(self.second_offered, minute_offered)
+        hour_peak = _hour_peaks(self.second_offered)
         out = {
             "source": source,
             "requests": self.requests,
@@ -254,17 +255,22 @@ class WhatIfTally:
             "policies": [],
         }
         for policy, t in zip(self.policies, self.per_policy):
-            out["policies"].append(self._policy_record(policy, t, name_of, offered))
+            out["policies"].append(self._policy_record(policy, t, name_of, offered,
+                                                       hour_peak))
         return out
 
-    def _policy_record(self, policy: Policy, t: PolicyTally, name_of, offered) -> dict:
+    def _policy_record(self, policy: Policy, t: PolicyTally, name_of, offered,
+                       hour_peak: pd.Series) -> dict:
         hours = self.hour_requests.index
+        admitted_peak = _hour_peaks(t.second_admitted)
         by_hour = [{
             "hour_start_s": float(h * HOUR_S),
             "requests": int(self.hour_requests[h]),
             "requests_limited": int(t.hour_limited.get(h, 0)),
             "clients": int(self.hour_clients.get(h, 0)),
             "clients_limited": int(t.hour_clients_limited.get(h, 0)),
+            "peak_per_second": int(hour_peak.get(h, 0)),
+            "peak_per_second_admitted": int(admitted_peak.get(h, 0)),
         } for h in hours]
         worst = None
         if len(t.minute_limited):
@@ -313,6 +319,13 @@ def _peaks(per_second: pd.Series, per_minute: pd.Series) -> dict:
     n_m, at_m = peak(per_minute, MINUTE_S)
     return {"peak_per_second": n_s, "peak_second_start_s": at_s,
             "peak_per_minute": n_m, "peak_minute_start_s": at_m}
+
+
+def _hour_peaks(per_second: pd.Series) -> pd.Series:
+    """The busiest calendar second of each calendar hour, of counts indexed by second number
+    (indexed by hour number)."""
+    per_second = per_second[per_second > 0]
+    return per_second.groupby(per_second.index // int(HOUR_S)).max()
 
 
 def _retry_summary(hist: pd.Series) -> dict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import IPython.lib.pretty
 import pytest
 
 from ratelab.cli import main
@@ -97,6 +98,22 @@ def test_a_shuffled_log_is_analysed_with_a_warning(tmp_path, capsys):
         assert "may not be a timeline" in r["warnings"][0]
     assert main(["what-if", "--trace", str(path), *POLICY, "--no-progress"]) == 0
     assert "warning: " in capsys.readouterr().out
+
+
+def test_a_notebook_shows_the_report_the_commands_print(tmp_path):
+    """IPython's plain text is the text every command prints; its HTML says the same, with
+    the log's own text escaped."""
+    path = tmp_path / "odd.log"
+    path.write_text('a - - [01/Jul/1995:00:00:02 +0000] "GET / HTTP/1.0" 200 1\n'
+                    '<script>alert(1)</script>\n'
+                    'b - - [01/Jul/1995:00:00:01 +0000] "GET / HTTP/1.0" 200 1\n')
+    report = load_log(path, progress=False, warn=False).meta["report"]
+    plain = IPython.lib.pretty.pretty(report)
+    assert plain == str(report) and "1 malformed lines left out" in plain
+    html = report._repr_html_()
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "line 2: <code>" in html and "line 3: 1995-07-01 00:00:01 UTC, 1 s before" in html
+    assert "<th>requests</th><td>2</td>" in html and "<th>lines</th><td>3</td>" in html
 
 
 def test_a_few_requests_out_of_order_are_no_warning(data_dir):
