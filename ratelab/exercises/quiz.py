@@ -342,7 +342,9 @@ class Number(ShortAnswer):
         return self.matches(given, self.value)
 
     def answer_text(self) -> str:
-        within = f" (within {_number(self.tolerance)})" if self.tolerance else ""
+        # a tolerance worth saying lets another answer through; a float's slack is not
+        shown = self.tolerance >= 1 or self.tolerance >= 0.05 * abs(self.value) > 0
+        within = f" (within {_number(self.tolerance)})" if shown else ""
         return f"{_number(self.value)}{f' {self.unit}' if self.unit else ''}{within}"
 
     def problems(self) -> list[str]:

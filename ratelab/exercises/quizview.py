@@ -106,7 +106,24 @@ class Feedback:
         return self.verdict.text()
 
     def _repr_html_(self) -> str:
-        return verdict_html(self.verdict.verdict, self.verdict.message)
+        """The message with each choice's "(b) is wrong:" in its colour, led by the verdict
+        unless one such choice already says it ("Wrong. (b) is wrong: ..." says it twice)."""
+        v = self.verdict
+        marks = CHOICE_SAID.findall(v.message)
+        if len(marks) == 1 and marks[0][1] == v.verdict:
+            return (f'<p class="ratelab-verdict" style="margin:0.3em 0 0.6em 1.5em">'
+                    f"{CHOICE_SAID.sub(_coloured, inline(v.message))}</p>")
+        html_ = verdict_html(v.verdict, v.message)
+        return CHOICE_SAID.sub(_coloured, html_)
+
+
+CHOICE_SAID = re.compile(r"\(([a-f])\) is (right|wrong):")
+"""How a verdict's message names a choice and what it is."""
+
+
+def _coloured(match: re.Match) -> str:
+    color = RIGHT_COLOR if match[2] == "right" else WRONG_COLOR
+    return f'<b style="color:{color}">{match[0]}</b>'
 
 
 class QuestionView:

@@ -163,6 +163,9 @@ def test_hint_and_solution_show_as_text_and_give_the_answer_only_in_the_solution
     assert n.solution().startswith("question 99.2: 119 requests (within 1) — capacity once")
     assert w.solution().startswith("question 99.3: shaping (also: shaper) — a shaper")
     assert type(q.hint()).__name__ == "Prose"  # shown as text, not as a quoted repr
+    slack = Number("How long?", terms=("x",), value=0.25, tolerance=1e-6, unit="s", why=WHY,
+                   otherwise=WHY)
+    assert slack.answer_text() == "0.25 s"  # a float's slack is not a tolerance worth saying
 
 
 def test_choices_are_shown_in_an_order_drawn_from_the_questions_place():

@@ -116,12 +116,13 @@ def test_the_widget_says_nothing_until_an_answer_is_chosen():
     toggles[wrong].value = True  # choosing is enough for a one-answer question
     (shown,) = one.out.outputs
     assert shown["data"]["text/plain"] == q.verdict(wrong).text()
-    assert "Wrong." in shown["data"]["text/html"]
+    assert f'#c62828">({wrong}) is wrong:</b>' in shown["data"]["text/html"]  # in red
     toggles[right].value = True  # a second choice replaces the first, and its feedback too
     assert [t.value for t in one.toggles] == [k == right for k in q.letters]
     (shown,) = one.out.outputs
     assert shown["data"]["text/plain"] == q.verdict(right).text()
-    assert "Right." in shown["data"]["text/html"]
+    assert f'#2e7d32">({right}) is right:</b>' in shown["data"]["text/html"]  # in green
+    assert "Right." not in shown["data"]["text/html"]  # said once, not twice
     assert all(v.out.outputs == () for v in view.views if v is not one)  # the others wait
 
 
@@ -139,6 +140,7 @@ def test_several_answers_are_checked_when_the_learner_presses_check():
     many.check_button.click()
     (shown,) = many.out.outputs
     assert "wrong" in shown["data"]["text/plain"]
+    assert "Wrong.</b>" in shown["data"]["text/html"]  # the verdict first: the choices differ
 
 
 def test_a_short_answer_is_checked_from_its_text_box():
