@@ -6,7 +6,6 @@ The rules it follows are in :mod:`ratelab.cli.support`.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from .. import checkout
@@ -134,6 +133,14 @@ def render_quizzes(record: dict) -> str:
     rows = [{"notebook": Path(r["notebook"]).name, "quiz": r["lesson"], "state": r["state"],
              "where": r["where"], "cell": r["cell"]} for r in record["notebooks"]]
     todo = [r["notebook"] for r in record["notebooks"] if r["state"] != "unchanged"]
-    then = (f"\nexecute the changed ones: ratelab notebooks "
-            f"{' '.join(os.path.relpath(n) for n in todo)}" if todo else "")
+    then = (f"\nexecute the changed ones: ratelab notebooks {' '.join(map(_short, todo))}"
+            if todo else "")
     return table(rows) + then
+
+
+def _short(path: str) -> str:
+    """`path` relative to the working folder when it lies under it, else as it is."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
