@@ -24,9 +24,9 @@ def questions() -> list:
                            "each person sends, so it takes almost every free place in the "
                            "queue: one heavy client crowds out everybody else."),
                 Choice("The nine people together sent more requests than the server can serve.",
-                       why="nine people at about 5 requests per second send about 45 per "
-                           "second, under half of the 100 the server serves. On their own "
-                           "every one of their requests would be served."),
+                       why="nine people at about 5 requests per second each send under half "
+                           "of the 100 per second the server serves. On their own every one of "
+                           "their requests would be served."),
                 Choice("The server dropped requests at random once it was busy.",
                        why="nothing in it is random: the shaping leaky bucket drops only what "
                            "overflows its queue, first come first served. The scraper simply "
