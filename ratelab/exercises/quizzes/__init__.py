@@ -11,5 +11,15 @@ text of the bank's own notebook.
 Load one with :func:`ratelab.exercises.quiz.lesson`, which checks the bank's rules.
 """
 
-LESSONS = ("00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10")
+import pkgutil
+import re
+
+
+def found() -> tuple[str, ...]:
+    """The numbers of the bank modules in this package ("00", "01", ...), found, not listed."""
+    return tuple(sorted(m.name[len("lesson"):] for m in pkgutil.iter_modules(__path__)
+                        if re.fullmatch(r"lesson\d\d", m.name)))
+
+
+LESSONS = found()
 """The notebooks that have a quiz, by number: the module of each is ``lesson`` + number."""
