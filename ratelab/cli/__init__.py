@@ -49,7 +49,7 @@ COMMANDS: list[tuple[str, str, str, str]] = [
     ("bench", "ratelab.cli.bench", "add_bench",
      "decisions per second: compiled replay, reference, limits"),
     ("exercises", "ratelab.cli.exercises", "add_exercises",
-     "list the exercises; build the student notebooks from the solutions"),
+     "list the exercises; build the student notebooks; add the lessons' quizzes"),
     ("grade", "ratelab.cli.grade", "add_grade",
      "grade submitted notebooks in a sandbox; or make instructor-only cases"),
     ("what-if", "ratelab.cli.whatif", "add_what_if",

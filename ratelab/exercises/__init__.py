@@ -7,14 +7,18 @@ A check runs the answer beside the reference limiter on the suite's own timeline
 random streams, and prints "the public checks passed", "not attempted" or "wrong" with the
 first disagreeing request as a short timeline. :func:`module` gives each name's module.
 
-The teaching notebooks' predict-then-run questions use :func:`reveal` (``ratelab.exercises.predict``):
-the reader writes a number, the next cell measures it and says how close it was.
+The teaching notebooks' predict-then-run questions use :func:`reveal`
+(``ratelab.exercises.predict``): the reader writes a number, the next cell measures it and says
+how close it was. Each teaching notebook ends with a few questions that check understanding,
+:mod:`quiz` (``quiz.lesson("03")``; ``quiz.question("03", 1).check("b")`` from code), whose
+banks are in ``ratelab.exercises.quizzes``.
 """
 
 from __future__ import annotations
 
 import importlib
 
+from . import quiz
 from .core import Result
 from .predict import reveal
 
@@ -42,4 +46,4 @@ def module(name: str):
     return importlib.import_module(f"{__name__}.{name}")
 
 
-__all__ = ["NAMES", "module", "Result", "reveal"]
+__all__ = ["NAMES", "module", "quiz", "Result", "reveal"]
