@@ -57,8 +57,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..traces.population import Population
-from .error import KEYS
-from .stream import analyse_population
+from .error import KEYS, groups_table
+from .stream import analyse_population, population_groups
 
 #: Cloudflare's published figures (2017 blog post named in the module docstring).
 #: Keys as in :data:`ratelab.analysis.error.KEYS` (see :data:`LABELS` for how people read them).
@@ -99,6 +99,18 @@ SPACE = {
 }
 
 LIMIT, WINDOW_S = 100.0, 60.0
+
+#: The searched parameters (:data:`SPACE`) as people read them: a figure's legend, a table's rows.
+PARAMETER_NAMES = {
+    "duration_s": "period covered", "volume_sigma": "spread of volume per source",
+    "human": "share of humans", "app": "share of apps", "bot": "share of bots",
+    "abuser": "share of abusive sources", "abuser_volume": "abusive sources' volume",
+    "page_requests": "requests per page", "object_gap_s": "gap within a page",
+    "session_s": "human session length", "human_duty": "humans' time active in session",
+    "app_on_s": "apps' on period", "app_off_s": "apps' off period",
+    "bot_aligned": "bots on the calendar grid", "bot_volume": "bots' volume",
+    "app_volume": "apps' volume", "app_shape": "apps' burst shape",
+}
 
 
 #: The rows of :func:`side_by_side`: Cloudflare's figures and the size they were measured at.
@@ -430,4 +442,18 @@ def population(params: dict, *, sources: int = 2_700, requests: int = 4_000_000,
                seed: int = 0) -> Population:
     """The :class:`Population` of a found mix at the given size."""
     return replace(Population(sources=sources, requests=requests, seed=seed), **params)
+
+
+def by_behaviour(params: dict, *, sources: int = 27_000, requests: int = 40_000_000,
+                 seed: int = 0) -> pd.DataFrame:
+    """Where a mix's wrong decisions, false negatives and false positives come from, estimate
+    mode, at the given size: a row per behaviour, then the sources over the threshold and those
+    never over; columns sources, requests (%), over the threshold, wrong decisions, false
+    negatives, false positives."""
+    groups = population_groups(population(params, sources=sources, requests=requests, seed=seed),
+                               LIMIT, WINDOW_S, "estimate", progress=False)
+    table = groups_table(groups)[["sources", "requests (%)", "over the threshold", "wrong, estimate"]]
+    for k in ("false_negatives", "false_positives"):
+        table[k.replace("_", " ")] = [g.misjudged("estimate")[k] for g in groups.values()]
+    return table.rename(columns={"wrong, estimate": "wrong decisions"})
 

@@ -86,7 +86,9 @@ def plot(df, *, column: str = "wrong (%)"):
     """Two panels (estimate, admission): `column` against load, one line per kind.
 
     A log axis has no 0, so loads where a kind made no error at all are not drawn on it: they
-    are marked in a strip of their own below each panel ("exactly 0"), one row per kind.
+    are marked in a strip of their own below each panel ("exactly 0"), one row per kind. A
+    point with no drawn neighbour (a kind wrong at one load only, as periodic sources at the
+    threshold in estimate mode) has no line leading to it, so it is drawn large and on top.
     """
     use_style()
     modes = list(dict.fromkeys(df["mode"]))
@@ -102,6 +104,10 @@ def plot(df, *, column: str = "wrong (%)"):
             some = y > 0
             ax.plot(load, np.where(some, y, np.nan), marker=markers.get(kind), ms=4,
                     color=colors.get(kind), label=kind)
+            alone = some & ~np.r_[False, some[:-1]] & ~np.r_[some[1:], False]
+            if alone.any():  # no line leads to it: drawn big, on top
+                ax.plot(load[alone], y[alone], markers.get(kind, "o"), ms=9, mec="white",
+                        color=colors.get(kind), zorder=4)
             strip.plot(load[~some], np.full((~some).sum(), row), markers.get(kind, "o"),
                        ms=5, mfc="white", color=colors.get(kind))
         for a in (ax, strip):

@@ -179,12 +179,32 @@ def counter_two_bursts(limit: int, window: float, n: int = 21) -> np.ndarray:
     return out
 
 
+def trailing_count(admitted: np.ndarray, grid: np.ndarray, window: float) -> np.ndarray:
+    """How many of `admitted` (sorted) lie in (t - W, t] for each t of `grid`."""
+    return (np.searchsorted(admitted, grid, side="right")
+            - np.searchsorted(admitted, grid - window, side="right"))
+
+
+def peak_span(admitted: np.ndarray, window: float, end: float) -> tuple[float, float]:
+    """The instants around `end` during which (t - W, t] holds its most: from the request that
+    filled it to the first one that leaves it."""
+    entering = admitted[admitted <= end].max()
+    leaving = admitted[admitted > end - window].min() + window
+    return float(entering), float(leaving)
+
+
+ZOOM_BELOW = 0.02
+"""A peak shorter than this share of its panel's time axis gets a zoomed inset."""
+
+
 def plot(attacks, *, points: int = 2000):
     """One panel per attack: admitted requests in the trailing window (t - W, t] over time.
 
     Arrivals are marked grey along the bottom (admitted ones green); the dashed line is the
     nominal limit per window, the dotted one the analytic bound, the shaded span the fullest
-    window. Panels share the count axis, so the attacks compare at a glance.
+    window. Panels share the count axis, so the attacks compare at a glance. A peak too brief
+    to see at the panel's scale (the sliding counter's lasts a fraction of a second in a
+    minute) is drawn again in an inset, zoomed on its span.
     """
     use_style()
     top = max(a.bound for a in attacks)
@@ -195,10 +215,8 @@ def plot(attacks, *, points: int = 2000):
         lo = min(a.times.min(), a.window_end - a.window) - 0.1 * a.window
         hi = max(a.times.max(), a.window_end) + 0.25 * a.window
         grid = np.union1d(np.linspace(lo, hi, points), admitted)  # the steps, exactly
-        count = (np.searchsorted(admitted, grid, side="right")
-                 - np.searchsorted(admitted, grid - a.window, side="right"))
-        ax.step(grid, count, where="post", color=COLORS["state"], lw=1.2,
-                label="admitted in (t - W, t]")
+        ax.step(grid, trailing_count(admitted, grid, a.window), where="post",
+                color=COLORS["state"], lw=1.2, label="admitted in (t - W, t]")
         limit_line(ax, a.nominal, "nominal")
         ax.axhline(a.bound, color=COLORS["limit"], ls=":", lw=1, label="bound")
         ax.plot(a.times, np.full(len(a.times), -0.06 * top), "|", color=COLORS["arrivals"],
@@ -211,7 +229,29 @@ def plot(attacks, *, points: int = 2000):
                      f"({a.factor:.3g}x nominal)", loc="left")
         ax.set_ylim(-0.14 * top, 1.15 * top)
         ax.set_ylabel("requests")
+        start, end = peak_span(admitted, a.window, a.window_end)
+        if end - start < ZOOM_BELOW * (hi - lo):
+            _zoom(ax, admitted, a, start, end, top)
     axes[-1, 0].set_xlabel("time (s)")
     fig.tight_layout(rect=(0, 0, 1, 0.93))
     fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="upper center", ncol=3)
     return fig
+
+
+def _zoom(ax, admitted, a: Attack, start: float, end: float, top: float) -> None:
+    """An inset on `ax` showing the trailing count from a little before `start` to a little
+    after `end`, with the bound, and the span it magnifies marked on `ax`."""
+    width = end - start
+    zlo, zhi = start - 1.5 * width, end + 1.5 * width
+    grid = np.union1d(np.linspace(zlo, zhi, 200), admitted[(admitted >= zlo) & (admitted <= zhi)])
+    zoom = ax.inset_axes([0.3, 0.5, 0.34, 0.44])
+    zoom.step(grid, trailing_count(admitted, grid, a.window), where="post",
+              color=COLORS["state"], lw=1.2)
+    zoom.axhline(a.bound, color=COLORS["limit"], ls=":", lw=1)
+    zoom.set(xlim=(zlo, zhi), ylim=(a.nominal - 0.3 * top, a.bound + 0.15 * top))
+    zoom.set_xticks([start, end], [f"{start:g} s", f"{end:g} s"])
+    zoom.set_yticks([a.nominal, a.admitted_max])
+    zoom.tick_params(labelsize=9)
+    zoom.text(0.03, 0.06, f"zoomed: {a.admitted_max} for {width:.2g} s", transform=zoom.transAxes,
+              ha="left", va="bottom", fontsize=10)
+    ax.indicate_inset_zoom(zoom, edgecolor=COLORS["limit"])

@@ -9,7 +9,9 @@ answer cells carry the tag ``solution`` and, in their metadata, the exercise the
   signature and docstring with ``raise NotImplementedError``, every other top-level assignment
   set to None — so the check reports "not attempted" until the student writes the body;
 * every other cell is kept, with its outputs cleared, and ``# NBVAL_CHECK_OUTPUT`` removed
-  (a student's outputs are theirs, not the solution's).
+  (a student's outputs are theirs, not the solution's);
+* a markdown cell's relative links (back to the lessons, ``../01-token-bucket.ipynb``) are
+  re-based one folder down, since ``student/`` lies inside the solutions' folder.
 
 The result depends only on the solution notebook, so a test can rebuild into a temporary folder
 and compare it with the committed student notebooks.
@@ -27,6 +29,8 @@ SOLUTION_TAG = "solution"
 STUB_LINE = 'raise NotImplementedError("your answer here")'
 SUFFIX = "-solution.ipynb"
 CHECK_MARK = "# NBVAL_CHECK_OUTPUT"
+RELATIVE_LINK = re.compile(r"(\]\(\s*)(?![a-zA-Z][a-zA-Z0-9+.-]*:|#|/)")
+"""Where a Markdown link's target starts, when it is a path relative to the notebook."""
 
 
 def student_name(solution: Path) -> str:
@@ -98,10 +102,18 @@ def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
+def one_folder_down(markdown: str) -> str:
+    """`markdown` with each relative link target prefixed ``../``: the same files, seen from a
+    notebook one folder below (addresses, anchors and absolute paths unchanged)."""
+    return RELATIVE_LINK.sub(lambda m: m.group(1) + "../", markdown)
+
+
 def student_notebook(solution_nb: dict) -> dict:
     """The student version of a solution notebook (a new dict; the input is not changed)."""
     nb = copy.deepcopy(solution_nb)
     for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            cell["source"] = _lines(one_folder_down(_source(cell)))
         if cell["cell_type"] != "code":
             continue
         tags = cell.get("metadata", {}).get("tags", [])

@@ -246,3 +246,24 @@ def test_confirm_seeds_runs_the_winner_on_other_draws_of_the_mix(capsys):
     assert "--confirm-seeds: applies to the confirming run" in capsys.readouterr().err
     assert main([*small, "--confirm-seeds", "0"]) == 2
     assert capsys.readouterr().err.startswith("ratelab cloudflare-mix: error: --confirm-seeds:")
+
+
+def test_every_searched_parameter_has_a_name_people_read():
+    assert set(calibrate.PARAMETER_NAMES) == set(calibrate.SPACE)
+    assert len(set(calibrate.PARAMETER_NAMES.values())) == len(calibrate.SPACE)
+    assert not any("_" in name for name in calibrate.PARAMETER_NAMES.values())
+
+
+def test_by_behaviour_splits_a_mix_into_parts_that_add_up():
+    """The behaviours' rows add up to the two sides of the threshold, false negatives fall only
+    on sources over it and false positives only on sources never over (by their definitions)."""
+    table = calibrate.by_behaviour({"abuser": 0.01}, sources=2_700, requests=4_000_000)
+    kinds = table.drop(index=["over the threshold", "never over"])
+    whole = table.loc["over the threshold"] + table.loc["never over"]
+    for column in ("sources", "over the threshold", "wrong decisions", "false negatives",
+                   "false positives"):
+        assert kinds[column].sum() == whole[column], column
+    assert table.loc["over the threshold", "sources"] > 0
+    assert table.loc["over the threshold", "wrong decisions"] > 0
+    assert table.loc["never over", "false negatives"] == 0
+    assert table.loc["over the threshold", "false positives"] == 0

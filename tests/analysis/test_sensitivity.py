@@ -49,3 +49,25 @@ def test_boundary_bursts_fool_the_counter_where_even_traffic_does_not():
 def test_unknown_kind_is_named():
     with pytest.raises(ValueError, match="kind"):
         sensitivity.sources("zipf", 1.0, 20, 60.0, 1, 60.0, rng())
+
+
+def test_a_kind_wrong_at_one_load_only_is_drawn_large_and_on_top():
+    """A lone point has no line leading to it: the plot draws it again, big, above the others
+    (periodic sources at the threshold sat hidden under the boundary marker)."""
+    import matplotlib  # drawing only in this test of the module; Agg: no display needed
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # after use(), as matplotlib asks
+    import pandas as pd  # the sweep's frame, built by hand
+
+    rows = [{"kind": kind, "load": load, "mode": "estimate", "wrong (%)": wrong}
+            for kind, wrongs in {"periodic": [0, 48.0, 0], "boundary": [10.0, 48.3, 60.0]}.items()
+            for load, wrong in zip((0.5, 1.0, 2.0), wrongs)]
+    fig = sensitivity.plot(pd.DataFrame(rows))
+    try:
+        big = [line for line in fig.axes[0].lines if line.get_markersize() >= 9]
+        assert [list(line.get_xdata()) for line in big] == [[1.0]]
+        assert big[0].get_zorder() > max(line.get_zorder() for line in fig.axes[0].lines
+                                          if line not in big)
+    finally:
+        plt.close(fig)

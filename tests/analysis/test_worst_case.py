@@ -67,3 +67,27 @@ def test_gcra_is_the_token_bucket_of_capacity_burst_plus_one(burst, rate, window
     a = worst_case.gcra(burst, rate, window)
     got = most_admitted("gcra", a.params, a.times, window)
     assert got == a.admitted_max == worst_case.token_bucket(burst + 1, rate, window).admitted_max
+
+
+def test_a_brief_peak_gets_a_zoomed_inset_and_a_long_one_does_not():
+    """The counter's peak lasts from its last burst until its first batch leaves (0.3 s of a
+    minute's axis): its panel alone carries an inset, whose view holds the whole peak."""
+    import matplotlib  # drawing only in this test of the module; Agg: no display needed
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # after use(), as matplotlib asks
+
+    attacks = worst_case.all_attacks(limit=10, window=60.0)
+    spans = {a.algorithm: worst_case.peak_span(a.times[a.allowed], a.window, a.window_end)
+             for a in attacks}
+    assert spans["sliding-window-counter"] == pytest.approx((119.4, 119.7))
+    assert spans["token-bucket"] == pytest.approx((55.0, 61.0))
+    fig = worst_case.plot(attacks)
+    try:
+        insets = {a.algorithm: ax.child_axes for ax, a in zip(fig.axes, attacks)}
+        assert [name for name, children in insets.items() if children] == ["sliding-window-counter"]
+        (zoom,) = insets["sliding-window-counter"]
+        lo, hi = zoom.get_xlim()
+        assert lo < 119.4 and 119.7 < hi and hi - lo < 2.0
+    finally:
+        plt.close(fig)

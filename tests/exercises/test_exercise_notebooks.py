@@ -10,7 +10,8 @@ import pytest
 
 from ratelab.cli import main
 from ratelab.exercises import NAMES, module
-from ratelab.exercises.build import build, exercises_in, stub_source, student_name
+from ratelab.exercises.build import (build, exercises_in, one_folder_down, stub_source,
+                                    student_name, student_notebook)
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "notebooks" / "exercises"
@@ -103,3 +104,23 @@ def test_the_build_command(tmp_path, capsys):
     assert sorted(Path(r["student"]).name for r in records) == [p.name for p in STUDENTS]
     assert main(["exercises", "build", "--source", str(tmp_path / "nowhere")]) == 1
     assert "no *-solution.ipynb notebooks" in capsys.readouterr().err
+
+
+def test_the_student_version_keeps_the_links_back_to_the_lessons():
+    """student/ lies one folder below the solutions: a relative link gains one ../, nothing
+    else does, and code cells are not touched by it."""
+    assert one_folder_down("[01](../01-token-bucket.ipynb), [x](https://example.org/a.ipynb), "
+                           "[top](#top), [root](/a), ![fig](fig.png)") == (
+        "[01](../../01-token-bucket.ipynb), [x](https://example.org/a.ipynb), [top](#top), "
+        "[root](/a), ![fig](../fig.png)")
+    nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["Practice for [01](../01-a.ipynb)."]},
+                    {"cell_type": "code", "metadata": {}, "source": ["s = '[01](../01-a.ipynb)'"],
+                     "outputs": [], "execution_count": 1}], "metadata": {}}
+    student = student_notebook(nb)
+    assert student["cells"][0]["source"] == ["Practice for [01](../../01-a.ipynb)."]
+    assert student["cells"][1]["source"] == ["s = '[01](../01-a.ipynb)'"]
+    for path in SOLUTIONS:  # and the committed ones reach the same files
+        built = student_notebook(json.loads(path.read_text()))
+        for solution_cell, student_cell in zip(json.loads(path.read_text())["cells"], built["cells"]):
+            if solution_cell["cell_type"] == "markdown":
+                assert "".join(student_cell["source"]) == one_folder_down("".join(solution_cell["source"]))
