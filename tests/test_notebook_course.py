@@ -38,8 +38,6 @@ CLOSING = {"What we saw", "Exercises for this lesson"}
 UNNUMBERED: dict[str, str] = {
     "04": "04's body is being reworked with the live panel's animations; its sections are not "
           "numbered yet (only its closing exercises cell follows this layout so far)",
-    "10": "10's body is being reworked with its report figures; its headings skip section 6 "
-          "(1-5, then 7 and 8) until then",
 }
 """Lessons whose sections are not yet numbered 1, 2, 3 …, each with why."""
 
