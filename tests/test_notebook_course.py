@@ -4,8 +4,8 @@ each exercise notebook pointing back, and a syllabus whose times add up.
 Read from the stored notebooks and ``notebooks/README.md`` (nothing is executed: fast lane).
 
 - **Sections.** A lesson's ``##`` headings are numbered ``## 1. …``, ``## 2. …`` in order, except
-  its closing "What we saw" and "Exercises for this lesson" (and the notebooks of
-  :data:`UNNUMBERED`, each with its reason).
+  its closing "What we saw", "Check your understanding" and "Exercises for this lesson" (and
+  the notebooks of :data:`UNNUMBERED`, each with its reason).
 - **Lesson -> exercises.** Every lesson's last cell is markdown headed exactly
   ``## Exercises for this lesson``; it links at least one student exercise notebook
   (``exercises/student/NN-topic.ipynb``), and every relative link in it exists. Quizzes and
@@ -33,7 +33,7 @@ EXERCISES = NOTEBOOKS / "exercises"
 SOLUTIONS = sorted(EXERCISES.glob("*-solution.ipynb"))
 STUDENTS = sorted((EXERCISES / "student").glob("*.ipynb"))
 LAST_HEADING = "## Exercises for this lesson"
-CLOSING = {"What we saw", "Exercises for this lesson"}
+CLOSING = {"What we saw", "Check your understanding", "Exercises for this lesson"}
 
 UNNUMBERED: dict[str, str] = {
     "04": "04's body is being reworked with the live panel's animations; its sections are not "

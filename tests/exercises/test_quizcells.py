@@ -17,15 +17,16 @@ NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
 def copy(tmp_path: Path, name: str = "03-windows.ipynb", exercises: bool = False) -> Path:
-    """A copy of a committed notebook, with a last "## Exercises for this lesson" cell when
-    `exercises` (as the restructured lessons end)."""
+    """A copy of a committed notebook as it was before its quiz: without its quiz cells and its
+    closing "## Exercises for this lesson" cell, or with a made-up one when `exercises`."""
     target = tmp_path / name
-    shutil.copyfile(NOTEBOOKS / name, target)
+    nb = json.loads((NOTEBOOKS / name).read_text())
+    nb["cells"] = [c for c in nb["cells"] if c.get("id") not in (MARKDOWN_ID, CODE_ID)
+                   and not text(c).startswith(EXERCISES_HEADING)]
     if exercises:
-        nb = json.loads(target.read_text())
         nb["cells"].append({"cell_type": "markdown", "id": "exercises", "metadata": {},
                             "source": [f"{EXERCISES_HEADING}\n", "\n", "Practise in ..."]})
-        target.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    target.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
     return target
 
 
@@ -102,9 +103,9 @@ def test_old_quiz_cells_are_replaced_in_place_not_doubled(tmp_path):
 
 
 def test_a_notebook_without_a_quiz_or_not_a_notebook_is_named(tmp_path):
-    other = tmp_path / "11-new-lesson.ipynb"
+    other = tmp_path / "98-new-lesson.ipynb"
     shutil.copyfile(NOTEBOOKS / "03-windows.ipynb", other)
-    with pytest.raises(ValueError, match="no quiz for notebook '11-new-lesson.ipynb'"):
+    with pytest.raises(ValueError, match="no quiz for notebook '98-new-lesson.ipynb'"):
         insert(other)
     broken = tmp_path / "03-windows.ipynb"
     broken.write_text("{not json")
