@@ -42,6 +42,21 @@ def _number(value, name: str) -> float:
     return value
 
 
+def _read_guess(guess) -> float | None:
+    """A prediction as a number: a real number, or text that reads as one ("12", "1,500",
+    "11.8 %"); None when it is neither (the reader is asked again, never shown a traceback)."""
+    if isinstance(guess, str):
+        text = guess.strip().rstrip("%").strip().replace(",", "").replace("_", "")
+        try:
+            guess = float(text)
+        except ValueError:
+            return None
+    if isinstance(guess, bool) or not isinstance(guess, numbers.Real):
+        return None
+    guess = float(guess)
+    return guess if math.isfinite(guess) else None
+
+
 def _show(value: float) -> str:
     """A number as a reader writes it: whole numbers without a point, others to 4 figures."""
     if value.is_integer():
@@ -66,14 +81,20 @@ def compare(guess, measured, *, unit: str = "") -> dict:
     """The record of one prediction: guess, measured, difference, relative_pct and verdict.
 
     `guess` may be None (no prediction written): then only `measured` is filled in and the
-    verdict is "no prediction". `relative_pct` is None when the measurement is 0.
+    verdict is "no prediction". A guess that is not a number (``"twelve"``; text that reads as
+    one, ``"12"``, is taken) is kept as written in `unread`, with the verdict "not a number".
+    `relative_pct` is None when the measurement is 0.
     """
     measured = _number(measured, "measured")
     record = {"guess": None, "measured": measured, "unit": unit, "difference": None,
               "relative_pct": None, "verdict": "no prediction"}
     if guess is None:
         return record
-    guess = _number(guess, "guess")
+    number = _read_guess(guess)
+    if number is None:
+        record.update(verdict="not a number", unread=repr(guess))
+        return record
+    guess = number
     record.update(guess=guess, difference=guess - measured, verdict=verdict(guess, measured))
     if measured != 0:
         record["relative_pct"] = 100 * (guess - measured) / abs(measured)
@@ -84,6 +105,9 @@ def message(record: dict) -> str:
     """One line saying what was predicted, what was measured, how far off and the verdict."""
     unit = f" {record['unit']}" if record["unit"] else ""
     measured = f"measured {_show(record['measured'])}{unit}"
+    if record.get("unread") is not None:
+        return (f"your prediction {record['unread']} is not a number (write one, like 12, in "
+                "the cell above and run both again): " + measured)
     if record["guess"] is None:
         return ("no prediction written (put a number in the cell above and run both again): "
                 + measured)
@@ -111,8 +135,12 @@ class Revealed:
         if self.record["guess"] is not None:
             return f'<p class="ratelab-reveal">{html.escape(message(self.record))}</p>'
         unit = f" {self.record['unit']}" if self.record["unit"] else ""
-        return ('<div class="ratelab-reveal"><p><b>Your prediction?</b> Write a number in the '
-                'cell above, then run both cells.</p><details><summary>show the measured '
+        unread = self.record.get("unread")
+        ask = ("<b>Your prediction?</b> Write a number in the cell above, then run both cells."
+               if unread is None else
+               f"<b>{html.escape(unread)} is not a number.</b> Write one (like 12) in the cell "
+               "above, then run both cells.")
+        return (f'<div class="ratelab-reveal"><p>{ask}</p><details><summary>show the measured '
                 f'value</summary><p>measured {html.escape(_show(self.record["measured"]))}'
                 f'{html.escape(unit)}</p></details></div>')
 

@@ -67,10 +67,25 @@ def test_numbers_are_shown_as_a_reader_writes_them():
     assert message(compare(None, 123456.7)).endswith("measured 123457")
 
 
-@pytest.mark.parametrize("guess", ["14", True, float("nan"), float("inf"), [14]])
-def test_a_guess_that_is_not_a_number_is_named(guess):
-    with pytest.raises(ValueError, match="guess"):
-        compare(guess, 14)
+@pytest.mark.parametrize("guess", ["twelve", True, float("nan"), float("inf"), [14], ""])
+def test_a_guess_that_is_not_a_number_asks_again_without_a_traceback(guess):
+    """A learner's slip gets a sentence, not a ValueError's traceback (which it once was), and
+    the measurement stays folded away as if nothing were written."""
+    from ratelab.exercises.predict import Revealed
+
+    record = compare(guess, 14, unit="requests")
+    assert (record["guess"], record["verdict"], record["unread"]) == (None, "not a number",
+                                                                      repr(guess))
+    assert message(record).startswith(f"your prediction {guess!r} is not a number")
+    before, folded = Revealed(record)._repr_html_().split("<details>")
+    assert "is not a number" in before and "14" not in before.replace(repr(guess), "")
+    assert "measured 14 requests" in folded
+
+
+@pytest.mark.parametrize("guess, read", [("14", 14.0), (" 1,500 ", 1500.0), ("11.8 %", 11.8),
+                                         (7, 7.0)])
+def test_a_guess_written_as_text_that_reads_as_a_number_is_taken(guess, read):
+    assert compare(guess, 14)["guess"] == read
 
 
 @pytest.mark.parametrize("measured", [None, "14", float("nan")])
