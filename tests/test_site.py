@@ -278,27 +278,20 @@ def test_the_site_links_only_to_a_repository_it_knows(tmp_path, monkeypatch):
     assert len(run.stderr.strip().splitlines()) == 1
 
 
-def test_a_page_shows_a_figure_in_chromium(site):
-    executable = need("chromium", "the site's screenshot is taken in Debian's chromium")
-    from playwright.sync_api import sync_playwright
-
-    from test_browser import CHROMIUM_FLAGS
-
+def test_a_page_shows_a_figure_in_chromium(site, chromium):
     SHOTS.mkdir(parents=True, exist_ok=True)
     shot = SHOTS / "04-live-limiter.png"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.goto((site / "notebooks" / "04-live-limiter.html").as_uri())
-            page.wait_for_load_state("load")
-            sizes = page.evaluate("""() => [...document.querySelectorAll('main .cell_output img')]
-                .map(i => [i.naturalWidth, i.naturalHeight, i.src.slice(0, 60)])""")
-            figure = page.locator("main .cell_output img").first
-            figure.scroll_into_view_if_needed()
-            page.screenshot(path=str(shot))
-        finally:
-            browser.close()
+    page = chromium.new_page(viewport={"width": 1280, "height": 1000})
+    try:
+        page.goto((site / "notebooks" / "04-live-limiter.html").as_uri())
+        page.wait_for_load_state("load")
+        sizes = page.evaluate("""() => [...document.querySelectorAll('main .cell_output img')]
+            .map(i => [i.naturalWidth, i.naturalHeight, i.src.slice(0, 60)])""")
+        figure = page.locator("main .cell_output img").first
+        figure.scroll_into_view_if_needed()
+        page.screenshot(path=str(shot))
+    finally:
+        page.close()
     assert any(w > 400 and h > 300 for w, h, _ in sizes), sizes  # the Compare snapshot
     assert shot.stat().st_size > 20_000
 
@@ -496,3 +489,145 @@ def test_a_lesson_page_asks_for_a_prediction_and_shows_no_test_scaffolding(site)
         before, folded = prompt.split("<details>")
         assert "Your prediction?" in before and "measured" not in before
         assert "show the measured value" in folded and "measured 1" in folded
+
+
+# ------------------------------------------------------------------ the site in a browser
+
+def site_pages(site: Path) -> list[Path]:
+    """Every HTML page of the built site (not the theme's assets or the notebooks' sources)."""
+    return sorted(p for p in site.rglob("*.html")
+                  if not {"_static", "_sources", "_images", "_downloads"} & set(p.parts))
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """Debian's chromium through Playwright, one browser for the module's tests."""
+    executable = need("chromium", "the site is opened in Debian's chromium")
+    # here, not at the top: the site's other tests run where playwright is not installed
+    from playwright.sync_api import sync_playwright
+
+    from test_browser import CHROMIUM_FLAGS
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class Offline:
+    """A page of a new browser context on which every request that is not for a file is
+    refused and recorded (``outside``), as are console errors and uncaught exceptions
+    (``errors``); ``close()`` ends the context."""
+
+    def __init__(self, browser, **context) -> None:
+        self.context = browser.new_context(**context)
+        self.page = self.context.new_page()
+        self.outside: list[str] = []
+        self.errors: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error"
+                     else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.route("**/*", self._route)
+
+    def _route(self, route) -> None:
+        if route.request.url.startswith(("file:", "data:", "blob:")):
+            route.continue_()
+        else:
+            self.outside.append(route.request.url)
+            route.abort()
+
+    def open(self, path: Path):
+        """Go to `path` and wait for it to load; the page."""
+        self.page.goto(path.as_uri())
+        self.page.wait_for_load_state("load")
+        return self.page
+
+    def close(self) -> None:
+        self.context.close()
+
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+DESKTOP = {"viewport": {"width": 1280, "height": 900}}
+
+def test_every_page_works_offline_on_a_phone(site, chromium):
+    """The site says it works with no network: on a phone, no page asks for anything outside
+    it (the widget manager's CDN scripts once did), and none logs an error (``THEBE_JS_URL``
+    declared twice once did, on every page)."""
+    pages = site_pages(site)
+    assert len(pages) > 40
+    browser = Offline(chromium, **PHONE)
+    found = {}
+    try:
+        for path in pages:
+            browser.open(path)
+            if browser.outside or browser.errors:
+                found[str(path.relative_to(site))] = (browser.outside[:3], browser.errors[:3])
+                browser.outside.clear()
+                browser.errors.clear()
+    finally:
+        browser.close()
+    assert not found, f"{len(found)} of {len(pages)} pages: {dict(list(found.items())[:5])}"
+
+
+def test_on_a_phone_the_menu_opens_and_leads_to_a_lesson(site, chromium):
+    """pydata-sphinx-theme 0.17 listens on a hidden button, so the menu a phone shows did
+    nothing (site/webpage.py forwards it): tap it, see the numbered lessons, open one."""
+    browser = Offline(chromium, **PHONE)
+    try:
+        page = browser.open(site / "site" / "index.html")
+        dialog = page.locator("#pst-primary-sidebar-modal")
+        assert not dialog.evaluate("d => d.open")
+        page.locator(".primary-toggle:visible").first.tap()
+        page.wait_for_function(
+            "() => document.querySelector('#pst-primary-sidebar-modal').open", timeout=5000)
+        lesson = dialog.get_by_role("link", name=re.compile(r"^03 · Windows"))
+        assert lesson.is_visible()
+        lesson.tap()
+        page.wait_for_url("**/notebooks/03-windows.html", timeout=10000)
+        assert page.locator("h1").first.inner_text().startswith("03 · Windows")
+        assert not browser.errors, browser.errors
+    finally:
+        browser.close()
+
+
+def test_on_a_desktop_the_menu_button_collapses_the_sidebar(site, chromium):
+    browser = Offline(chromium, **DESKTOP)
+    try:
+        page = browser.open(site / "notebooks" / "01-token-bucket.html")
+        assert page.locator("#pst-primary-sidebar").is_visible()
+        page.locator(".primary-toggle:visible").first.click()
+        page.wait_for_function("() => document.querySelector('#pst-primary-sidebar')"
+                               ".classList.contains('pst-sidebar-hidden')", timeout=5000)
+        assert not browser.errors, browser.errors
+    finally:
+        browser.close()
+
+
+def test_the_sidebar_numbers_the_lessons_once_each_in_order(site):
+    """The syllabus, then lessons 00–10 numbered from their files' names; the home page is
+    the site's title above the list, not listed again in it; the site has its icon."""
+    page = (site / "notebooks" / "01-token-bucket.html").read_text("utf-8")
+    nav = page[page.index("bd-docs-nav"):page.index("</nav>", page.index("bd-docs-nav"))]
+    titles = re.findall(r'<a class="(?:current )?reference internal" href="[^"]*">\s*([^<]+?)'
+                        r'\s*</a>', nav)
+    numbered = [t for t in titles if re.match(r"\d\d · ", t)]
+    assert [t[:2] for t in numbered] == [nb.name[:2] for nb in lessons()], titles
+    assert titles[0].startswith("Syllabus"), titles[:3]
+    home = yaml.safe_load((ROOT / "site" / "_config.yml").read_text())["title"]
+    assert home not in titles, titles[:3]
+    icon = re.search(r'<link rel="icon" href="([^"]+)"', page)
+    assert icon and (site / "notebooks" / icon[1]).resolve().is_file()
+
+
+def test_the_syllabus_gives_each_lesson_its_time_and_objectives(site):
+    """The syllabus (notebooks/README.md) is the first page of the lessons: each lesson it
+    lists is on the page with its time and what you will be able to do after it."""
+    listed = re.findall(r"^### (\d\d) .*?\((\d+ min[^)]*)\)$",
+                        (ROOT / "notebooks" / "README.md").read_text(), flags=re.M)
+    assert len(listed) >= 10, listed
+    text = " ".join(text_of(site / "notebooks" / "README.html").split())
+    for number, time in listed:
+        assert re.search(rf"{number} [^(]*\({re.escape(time)}\)", text), (number, time)
+    assert text.count("You will be able to") >= len(listed)
