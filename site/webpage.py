@@ -19,6 +19,9 @@ What the theme and the notebook renderer do on their own, and what this changes:
   the page (:func:`without_outside_links`), whose theme ships Font Awesome itself. The site
   has its icon (``_static/favicon.svg``), so a browser does not ask the server for a
   ``/favicon.ico`` it does not have.
+- **Readable figures on a phone.** ``_static/ratelab.css`` keeps a figure at its drawn size
+  on a narrow screen, in an output that scrolls sideways, rather than shrinking its labels to
+  a few pixels (and lays out the tiles of a wide figure, :mod:`figures`).
 - **Numbered lessons.** A lesson's title gets its number (``04 · The live limiter…``) in the
   sidebar and on its page, from the file name, so the order is visible wherever it is listed.
 """
@@ -95,5 +98,6 @@ def setup(app):
     app.connect("config-inited", configure)
     app.connect("doctree-read", number_the_lesson, priority=400)  # before the title collector
     app.connect("html-page-context", page_context, priority=900)  # after the other extensions
+    app.add_css_file("ratelab.css")
     app.add_js_file("ratelab-navigation.js", defer="defer")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

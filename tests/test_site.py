@@ -26,8 +26,11 @@ import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import numpy as np
 import pytest
 import yaml
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
 from services import need, required
 
@@ -551,24 +554,62 @@ class Offline:
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 DESKTOP = {"viewport": {"width": 1280, "height": 900}}
 
+SCALES = """() => [...document.querySelectorAll('div.cell_output img')]
+    .filter(i => i.naturalWidth > 0)
+    .map(i => [i.getBoundingClientRect().width / i.naturalWidth, i.naturalWidth])"""
+"""Each figure of a page: the width it is shown at over the width it was drawn, and the latter."""
+
+
+def small_figures(page, name: str) -> list[tuple[str, float, int]]:
+    """The figures of the open page shown below figures.SMALLEST of their drawn size."""
+    smallest = site_module("figures").SMALLEST
+    return [(name, round(scale, 2), drawn) for scale, drawn in page.evaluate(SCALES)
+            if scale < smallest]
+
+
 def test_every_page_works_offline_on_a_phone(site, chromium):
     """The site says it works with no network: on a phone, no page asks for anything outside
-    it (the widget manager's CDN scripts once did), and none logs an error (``THEBE_JS_URL``
-    declared twice once did, on every page)."""
+    it (the widget manager's CDN scripts once did), none logs an error (``THEBE_JS_URL`` declared twice once did, on every page), and no
+    lesson's figure is shrunk until its labels cannot be read (0.3 of its size, once)."""
     pages = site_pages(site)
     assert len(pages) > 40
     browser = Offline(chromium, **PHONE)
-    found = {}
+    found, small = {}, []
     try:
         for path in pages:
-            browser.open(path)
+            page = browser.open(path)
             if browser.outside or browser.errors:
                 found[str(path.relative_to(site))] = (browser.outside[:3], browser.errors[:3])
                 browser.outside.clear()
                 browser.errors.clear()
+            if path.parent.name == "notebooks":
+                small += small_figures(page, path.name)
     finally:
         browser.close()
     assert not found, f"{len(found)} of {len(pages)} pages: {dict(list(found.items())[:5])}"
+    assert not small, small
+
+
+def test_on_a_desktop_figures_are_shown_near_their_size_and_wide_ones_tiled(site, chromium):
+    """At 1280 px the text column is about 690 px: 05's three panels (1,556 px) once showed at
+    0.44 of their size. A figure is shown at figures.SMALLEST of its size or more; the wide
+    ones as tiles (site/figures.py), each at its drawn size."""
+    browser = Offline(chromium, **DESKTOP)
+    small = []
+    try:
+        for nb in lessons():
+            page = browser.open(page_of(site, nb))
+            small += small_figures(page, nb.name)
+            if nb.name.startswith("05-"):
+                tiles = page.evaluate("""() => [...document.querySelectorAll(
+                    'div.ratelab-tiles img')].map(i => [i.naturalWidth,
+                    i.getBoundingClientRect().width])""")
+    finally:
+        browser.close()
+    assert not small, small
+    assert len(tiles) >= 4, tiles  # 05's panels and its legend's pieces
+    assert all(drawn <= site_module("figures").FITS and abs(shown - drawn) < 1
+               for drawn, shown in tiles), tiles
 
 
 def test_on_a_phone_the_menu_opens_and_leads_to_a_lesson(site, chromium):
@@ -631,3 +672,37 @@ def test_the_syllabus_gives_each_lesson_its_time_and_objectives(site):
     for number, time in listed:
         assert re.search(rf"{number} [^(]*\({re.escape(time)}\)", text), (number, time)
     assert text.count("You will be able to") >= len(listed)
+
+
+def test_a_wide_figure_is_cut_at_its_gutters_into_tiles():
+    """site/figures.py on a drawn figure: a legend across the top, three panels with titles
+    and axis labels under them. The panels are cut apart with their titles and labels; the
+    legend at its entries; a figure that fits, or has no gutter, is left whole."""
+    figures = site_module("figures")
+    fig = Figure(figsize=(15.6, 4.6), dpi=100)
+    axes = fig.subplots(1, 3)
+    for k, ax in enumerate(axes):
+        for s in range(6):
+            ax.plot([0, 1, 2], [s, s + k, s * 2], marker="o", label=f"series number {s}")
+        ax.set_title(f"panel {k} with a long title")
+        ax.set_xlabel("parameter, relative to the found mix")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="upper center", ncols=6,
+               frameon=False)  # as the suite draws them (ratelab.plot.STYLE)
+    fig.subplots_adjust(top=0.8, wspace=0.3)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    image = np.asarray(canvas.buffer_rgba())
+    rows = figures.tiles(image)
+    widths = [[x1 - x0 for x0, _, x1, _ in row] for row in rows]
+    assert len(rows) == 2 and len(rows[1]) == 3, widths  # the legend, then the three panels
+    assert all(w <= figures.FITS for row in widths for w in row), widths
+    assert [sum(row) for row in widths] == [image.shape[1]] * 2  # nothing lost, no overlap
+    panels = rows[1]
+    assert panels[0][1] < 0.25 * image.shape[0] < panels[0][3]  # the titles are with them
+    for x0, y0, x1, y1 in panels:
+        seam = image[y0:y1, x1 - 1:x1 + 1, :3] if x1 < image.shape[1] else None
+        assert seam is None or (seam >= figures.WHITE).all()  # cut through blank paper
+    narrow = image[:, :figures.WIDE - 1]
+    assert figures.tiles(narrow) == [[(0, 0, narrow.shape[1], narrow.shape[0])]]
+    solid = np.zeros((200, 1500, 3), dtype=np.uint8)
+    assert figures.tiles(solid) == [[(0, 0, 1500, 200)]]
