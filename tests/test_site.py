@@ -569,7 +569,8 @@ def small_figures(page, name: str) -> list[tuple[str, float, int]]:
 
 def test_every_page_works_offline_on_a_phone(site, chromium):
     """The site says it works with no network: on a phone, no page asks for anything outside
-    it (the widget manager's CDN scripts once did), none logs an error (``THEBE_JS_URL`` declared twice once did, on every page), and no
+    it (the widget manager's CDN scripts once did; the animation player's icon font would),
+    none logs an error (``THEBE_JS_URL`` declared twice once did, on every page), and no
     lesson's figure is shrunk until its labels cannot be read (0.3 of its size, once)."""
     pages = site_pages(site)
     assert len(pages) > 40
@@ -672,6 +673,14 @@ def test_the_syllabus_gives_each_lesson_its_time_and_objectives(site):
     for number, time in listed:
         assert re.search(rf"{number} [^(]*\({re.escape(time)}\)", text), (number, time)
     assert text.count("You will be able to") >= len(listed)
+
+
+def test_no_page_starts_its_code_with_a_kernel_magic(site):
+    """``%matplotlib inline`` tells a kernel how to show figures; a page runs nothing, and
+    search showed the line as every lesson's snippet (site/scaffolding.py)."""
+    for nb in notebooks():
+        assert "%matplotlib" in nb.read_text() or nb.parent.name == "student"
+        assert "%matplotlib" not in text_of(page_of(site, nb)), nb.name
 
 
 def test_a_wide_figure_is_cut_at_its_gutters_into_tiles():
