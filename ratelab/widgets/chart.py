@@ -38,6 +38,8 @@ class LiveChart:
     departures          when a shaper serves the requests it held (s, sorted).
     history, ghost      the samples of this run and of the run before the last change.
     highest             the largest rolling or own count so far (the y axis holds it).
+    bound               what the dashed line at `limit` is, in the limiter's words
+                        ("capacity 10", "limit 6 = burst 5 + 1"; reading.bound_name).
     """
 
     t0: float
@@ -51,6 +53,12 @@ class LiveChart:
     departures: Sequence[float]
     history: Sequence[Sample]
     ghost: Sequence[Sample]
+    bound: str = ""
+
+    @property
+    def bound_text(self) -> str:
+        """The dashed line's label: `bound`, else "limit N"."""
+        return self.bound or f"limit {num(self.limit)}"
 
 
 def live_svg(c: LiveChart, width: int = 640, height: int = 230) -> str:
@@ -136,12 +144,13 @@ def live_svg(c: LiveChart, width: int = 640, height: int = 230) -> str:
         f"<text class='ratelab-ylabel' {text} text-anchor='middle' "
         f"transform='translate({fs + 2},{ticks + plot_h / 2:.0f}) rotate(-90)'>"
         f"requests</text>"
-        f"<text x='{pad_l + 4}' y='{y(limit) - 4:.1f}' {text}>limit {num(limit)}</text>"
+        f"<text class='ratelab-bound' x='{pad_l + 4}' y='{y(limit) - 4:.1f}' {text}>"
+        f"{c.bound_text}</text>"
         "</svg>"
         f"<div class='ratelab-legend' style='font-size:14px;display:flex;flex-wrap:wrap;"
         f"gap:0 14px'><span style='color:{COLORS['admitted']}'>━ admitted in the trailing "
         f"{c.window_s:g} s</span><span style='color:{COLORS['estimate']}'>━ the "
-        f"limiter's own count</span><span>┅ the limit</span>"
+        f"limiter's own count</span><span>┅ {c.bound_text}</span>"
         f"<span>ticks on top: <span style='color:{COLORS['admitted']}'>admitted</span> "
         f"<span style='color:{COLORS['rejected']}'>rejected</span>; under them "
         f"<span style='color:{COLORS['delayed']}'>served later (shaped)</span></span>"
