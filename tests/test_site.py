@@ -497,9 +497,11 @@ def test_a_lesson_page_asks_for_a_prediction_and_shows_no_test_scaffolding(site)
 # ------------------------------------------------------------------ the site in a browser
 
 def site_pages(site: Path) -> list[Path]:
-    """Every HTML page of the built site (not the theme's assets or the notebooks' sources)."""
+    """Every HTML page of the built site (not the theme's assets, the notebooks' sources, or
+    the top index.html, which only redirects to site/index.html)."""
     return sorted(p for p in site.rglob("*.html")
-                  if not {"_static", "_sources", "_images", "_downloads"} & set(p.parts))
+                  if not {"_static", "_sources", "_images", "_downloads"} & set(p.parts)
+                  and not p.read_text(encoding="utf-8").startswith("<meta http-equiv=\"Refresh\""))
 
 
 @pytest.fixture(scope="module")
@@ -520,26 +522,20 @@ def chromium():
 
 
 class Offline:
-    """A page of a new browser context on which every request that is not for a file is
-    refused and recorded (``outside``), as are console errors and uncaught exceptions
+    """A page of a new browser context with no network: every request that is not for a file
+    is recorded (``outside``; it fails), as are console errors and uncaught exceptions
     (``errors``); ``close()`` ends the context."""
 
     def __init__(self, browser, **context) -> None:
-        self.context = browser.new_context(**context)
+        self.context = browser.new_context(offline=True, **context)
         self.page = self.context.new_page()
         self.outside: list[str] = []
         self.errors: list[str] = []
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error"
                      else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.route("**/*", self._route)
-
-    def _route(self, route) -> None:
-        if route.request.url.startswith(("file:", "data:", "blob:")):
-            route.continue_()
-        else:
-            self.outside.append(route.request.url)
-            route.abort()
+        self.page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "blob:"))
+                     else self.outside.append(r.url))
 
     def open(self, path: Path):
         """Go to `path` and wait for it to load; the page."""
@@ -681,6 +677,45 @@ def test_no_page_starts_its_code_with_a_kernel_magic(site):
     for nb in notebooks():
         assert "%matplotlib" in nb.read_text() or nb.parent.name == "student"
         assert "%matplotlib" not in text_of(page_of(site, nb)), nb.name
+
+
+def test_the_live_limiters_page_plays_its_animations_with_no_kernel(site, chromium):
+    """04's page holds two recordings (ratelab.widgets.animate): the comparison's lanes and
+    the live limiter's flood and boundary train. Offline, with no kernel: play moves the
+    frames on, pause stops them, the slider scrubs to a frame, and the buttons show icons.
+    The live panel itself, which cannot run here, says what it is instead of an empty chart."""
+    browser = Offline(chromium, **DESKTOP)
+    try:
+        page = browser.open(site / "notebooks" / "04-live-limiter.html")
+        players = page.locator("div.animation")
+        assert players.count() == 2
+        for k in range(2):
+            player = players.nth(k)
+            player.scroll_into_view_if_needed()
+            frame = player.locator("img")
+            slider = player.locator("input.anim-slider")
+            frames = int(slider.evaluate("s => s.max")) + 1
+            assert frames >= 12, frames
+            assert player.locator("button svg").count() == 9  # the theme's Font Awesome
+            first = frame.get_attribute("src")
+            player.locator("button[title=Play]").click()
+            page.wait_for_function("s => s.value > 0", arg=slider.element_handle(),
+                                   timeout=10_000)
+            player.locator("button[title=Pause]").click()
+            paused = slider.evaluate("s => s.value")
+            page.wait_for_timeout(600)  # three frames' time at 5 a second
+            assert slider.evaluate("s => s.value") == paused
+            slider.fill(str(frames - 1))
+            assert frame.get_attribute("src") not in (first, None)
+            slider.fill("0")
+            assert frame.get_attribute("src") == first
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        players.nth(1).screenshot(path=str(SHOTS / "04-live-limiter-animation.png"))
+        static = page.locator(".ratelab-live-snapshot").first
+        assert "Nothing has been sent to it yet" in static.inner_text()
+        assert not browser.outside and not browser.errors, (browser.outside, browser.errors)
+    finally:
+        browser.close()
 
 
 def test_a_wide_figure_is_cut_at_its_gutters_into_tiles():

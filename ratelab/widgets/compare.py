@@ -321,8 +321,9 @@ class Compare(Panel):
 
     # -- drawing -------------------------------------------------------------------------------
 
-    def figure(self) -> Figure:
-        """The lanes as a matplotlib Figure (not shown through pyplot): chart.lanes_figure."""
+    def figure(self, fig: Figure | None = None) -> Figure:
+        """The lanes as a matplotlib Figure (not shown through pyplot): chart.lanes_figure;
+        drawn on `fig` when given (an animation's frames)."""
         arrived = self.times[:self._next]
         lanes = [LaneChart(
             name=lane.name,
@@ -331,7 +332,7 @@ class Compare(Panel):
             served=lane.served(self.times) if lane.limiter.shapes else None,
             rolling=self._rolling(lane, self.times, self.t)) for lane in self.lanes]
         return lanes_figure(lanes, self._ghosts, view=self.view, now=self.t, end_s=self.end_s,
-                            limit=self.limit, window_s=self.window_s)
+                            limit=self.limit, window_s=self.window_s, fig=fig)
 
     def svg(self) -> str:
         """The chart as inline SVG, scaled to the width it is given (at most its own size)."""

@@ -540,7 +540,7 @@ class LiveLimiter(Panel):
         """What the chart shows (a :class:`~ratelab.widgets.chart.LiveChart`): the run as it
         stood at virtual time `at` (default: now; at most now), over `view` (default: the
         panel's view). Nothing after `at` is in it, so the charts of a run at successive
-        instants are its frames."""
+        instants are its frames (``ratelab.widgets.animate``)."""
         at = self.t if at is None else min(float(at), self.t)
         t0, t1 = self._chart_range() if view is None else view
 
@@ -555,6 +555,13 @@ class LiveLimiter(Panel):
             highest=highest, admitted=until(self._admitted), rejected=until(self._rejected_times),
             departures=until(self._departures), history=history, ghost=self._ghost,
             bound=bound_name(self.limiter))
+
+    def counters_line(self, at: float | None = None) -> str:
+        """The counters at virtual time `at` (default now) as one line of text."""
+        c = self.chart_at(at)
+        rolling = [r for _, r, _ in c.history] or [0]
+        return (f"t = {c.now:.2f} s   accepted {len(c.admitted)}   rejected {len(c.rejected)}"
+                f"   rolling {rolling[-1]}   max rolling {max(rolling)}")
 
     def _chart_svg(self) -> str:
         """The chart of the view (chart.live_svg), with its legend."""
