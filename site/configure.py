@@ -393,14 +393,17 @@ def generate_reference() -> list[str]:
 
 def with_local_extensions(config: dict) -> dict:
     """The configuration with this folder's Sphinx extensions loaded: :mod:`docstrings`
-    (plain-prose docstrings) and :mod:`scaffolding` (no nbval markers on the pages).
+    (plain-prose docstrings), :mod:`scaffolding` (no nbval markers on the pages),
+    :mod:`webpage` (navigation that works on a phone, nothing from the network, numbered
+    lessons) and :mod:`figures` (a figure too wide for the column shown as tiles that wrap).
 
     Jupyter Book reads a local extension's folder relative to the configuration file, which
     this script writes anywhere (build/site/, a test's temporary folder): so it is absolute.
     """
     sphinx = dict(config.get("sphinx", {}))
     sphinx["local_extensions"] = {**sphinx.get("local_extensions", {}), "docstrings": str(HERE),
-                                  "scaffolding": str(HERE)}
+                                  "scaffolding": str(HERE), "webpage": str(HERE),
+                                  "figures": str(HERE)}
     return {**config, "sphinx": sphinx}
 
 

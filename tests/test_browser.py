@@ -108,6 +108,10 @@ def overflowing(panel) -> list[str]:
 NARROW = {"width": 1040, "height": 1000}
 """With the file browser open, JupyterLab leaves a notebook about 750 px of this width."""
 
+PHONE_LIKE = {"width": 680, "height": 1000}
+"""With the file browser open, JupyterLab leaves a notebook about 350 px of this width (as
+an 800 px window did with a wider file browser)."""
+
 
 def texts(locator) -> list[str]:
     """The text of each element (SVG text is no HTMLElement: textContent, not innerText)."""
@@ -209,6 +213,22 @@ def test_live_limiter_in_jupyterlab(lab, browser):
     for label in ("flood", "time the boundary", "reset", "play"):
         assert fits(button(panel, label)), label
     panel.screenshot(path=str(SHOTS / "04-live-limiter-narrow.png"))
+
+    # a notebook about 350 px wide (an 800 px window, its file browser open): the knobs'
+    # readouts (a slider's value) once scrolled out of sight there
+    page.set_viewport_size(PHONE_LIKE)
+    page.wait_for_timeout(1000)
+    width = page.locator(".jp-NotebookPanel").first.evaluate("e => e.clientWidth")
+    print(f"notebook width {width} px")
+    assert width <= 370
+    assert not overflowing(panel), overflowing(panel)
+    readouts = panel.locator(".widget-readout")
+    assert readouts.count() >= 2
+    for k in range(readouts.count()):
+        assert readouts.nth(k).evaluate("""r => r.getBoundingClientRect().width > 10 &&
+            r.getBoundingClientRect().right <= r.closest('.ratelab-live')
+                .getBoundingClientRect().right + 1"""), k
+    panel.screenshot(path=str(SHOTS / "04-live-limiter-800.png"))
 
 
 def test_compare_in_jupyterlab(lab, browser):

@@ -1,6 +1,7 @@
 """The comparison panel: every algorithm on one seeded stream, headless (no browser, no kernel)."""
 
 import base64
+import html
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -11,6 +12,7 @@ import pytest
 from ratelab.bursts import trailing_count
 from ratelab.limiters import NAMES, make
 from ratelab.widgets import PRESETS, SHAPERS, Compare, budget_params, preset_stream
+from ratelab.widgets.compare import PLAY_INTERVAL_MS
 
 
 def decided(compare):
@@ -196,4 +198,45 @@ def test_play_steps_and_pausing_says_where_it_stopped():
     assert c.t == 1.0
     c.play_button.value = False
     assert "paused at t = 1 s" in c.message and "paused at t = 1 s" in c.status.value
+    c.close()
+
+
+def test_play_after_rewinding_shows_the_run_it_plays():
+    """The burst preset zooms the chart on 3.5-5.5 s; after 'back to t = 0', play drew into
+    that empty stretch for 3.5 s of play (it looked dead). Play now shows the whole run."""
+    c = Compare(preset="burst")
+    c.widget  # noqa: B018
+    c.run()
+    assert c.view == (3.5, 5.5)
+    c.rewind()
+    c.play_button.value = True
+    assert c.view == (0.0, c.end_s) and "the whole run" in c.message
+    c.play.value = 1
+    assert c.t == c.frame_s and svg_texts(c.chart.value, "xtick")[0] == "0"
+    c.play_button.value = False
+    c.zoom(3.0, 6.0)
+    c.play_button.value = True  # at 0.25 s, outside 3-6 s again: the whole run
+    assert c.view == (0.0, c.end_s)
+    c.play_button.value = False
+    c.close()
+
+
+def test_play_runs_at_real_time_in_frames_the_kernel_can_draw():
+    c = Compare(preset="burst")
+    assert c.frame_s * 1000 == PLAY_INTERVAL_MS  # virtual time at real time
+    assert 1000 / PLAY_INTERVAL_MS >= 4  # frames a second (1.25 once)
+
+
+def test_the_table_keeps_one_line_per_algorithm_and_folds_the_headers_away():
+    c = Compare(preset="boundary")
+    c.widget  # noqa: B018
+    c.run()
+    table, folded = c.table.value.split("<details")
+    cells = re.findall(r"<td class='ratelab-headers'>([^<]*)</td>", table)
+    assert len(cells) == len(c.algorithms)
+    assert "200" in cells and "429, retry in 1 s" in cells
+    assert "RateLimit-Policy" not in table and "X-RateLimit" not in table  # 4 lines a row, once
+    for name in c.algorithms:  # every last response's headers, folded under the table
+        headers = c.frame().loc[name, "last_headers"]
+        assert all(html.escape(h) in folded for h in headers.split("; ")), name
     c.close()

@@ -3,8 +3,9 @@
 The test reads the stored, executed notebooks (nothing is executed, so it runs in the fast lane)
 and, for every number quoted in a markdown cell, looks for it among
 
-- the numbers its **outputs** show: stream text, ``text/plain``, ``text/html`` (tags stripped,
-  as the reader sees the table) and ``text/markdown`` outputs of every code cell; and
+- the numbers its **outputs** show: stream text, ``text/plain``, ``text/html`` (tags, scripts
+  and styles stripped, as the reader sees the table) and ``text/markdown`` outputs of every
+  code cell; and
 - the **parameters set in code**: the numeric literals (Python ``NUMBER`` tokens) of the
   notebook's code cells, e.g. ``limit=10`` or ``burst(30, 4.0, 0.2)``.
 
@@ -89,8 +90,10 @@ def output_texts(cell):
             for kind in ("text/plain", "text/markdown"):
                 if kind in data:
                     yield "".join(data[kind])
-            if "text/html" in data:
-                yield re.sub(r"<[^>]*>", " ", "".join(data["text/html"]))
+            if "text/html" in data:  # what a reader sees: no tags, no script or style
+                shown = re.sub(r"<(script|style)\b.*?</\1>", " ", "".join(data["text/html"]),
+                               flags=re.S | re.I)
+                yield re.sub(r"<[^>]*>", " ", shown)
 
 
 def numbers_in(text: str) -> list[float]:

@@ -26,8 +26,11 @@ import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import numpy as np
 import pytest
 import yaml
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
 from services import need, required
 
@@ -278,27 +281,20 @@ def test_the_site_links_only_to_a_repository_it_knows(tmp_path, monkeypatch):
     assert len(run.stderr.strip().splitlines()) == 1
 
 
-def test_a_page_shows_a_figure_in_chromium(site):
-    executable = need("chromium", "the site's screenshot is taken in Debian's chromium")
-    from playwright.sync_api import sync_playwright
-
-    from test_browser import CHROMIUM_FLAGS
-
+def test_a_page_shows_a_figure_in_chromium(site, chromium):
     SHOTS.mkdir(parents=True, exist_ok=True)
     shot = SHOTS / "04-live-limiter.png"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.goto((site / "notebooks" / "04-live-limiter.html").as_uri())
-            page.wait_for_load_state("load")
-            sizes = page.evaluate("""() => [...document.querySelectorAll('main .cell_output img')]
-                .map(i => [i.naturalWidth, i.naturalHeight, i.src.slice(0, 60)])""")
-            figure = page.locator("main .cell_output img").first
-            figure.scroll_into_view_if_needed()
-            page.screenshot(path=str(shot))
-        finally:
-            browser.close()
+    page = chromium.new_page(viewport={"width": 1280, "height": 1000})
+    try:
+        page.goto((site / "notebooks" / "04-live-limiter.html").as_uri())
+        page.wait_for_load_state("load")
+        sizes = page.evaluate("""() => [...document.querySelectorAll('main .cell_output img')]
+            .map(i => [i.naturalWidth, i.naturalHeight, i.src.slice(0, 60)])""")
+        figure = page.locator("main .cell_output img").first
+        figure.scroll_into_view_if_needed()
+        page.screenshot(path=str(shot))
+    finally:
+        page.close()
     assert any(w > 400 and h > 300 for w, h, _ in sizes), sizes  # the Compare snapshot
     assert shot.stat().st_size > 20_000
 
@@ -496,3 +492,261 @@ def test_a_lesson_page_asks_for_a_prediction_and_shows_no_test_scaffolding(site)
         before, folded = prompt.split("<details>")
         assert "Your prediction?" in before and "measured" not in before
         assert "show the measured value" in folded and "measured 1" in folded
+
+
+# ------------------------------------------------------------------ the site in a browser
+
+def site_pages(site: Path) -> list[Path]:
+    """Every HTML page of the built site (not the theme's assets, the notebooks' sources, or
+    the top index.html, which only redirects to site/index.html)."""
+    return sorted(p for p in site.rglob("*.html")
+                  if not {"_static", "_sources", "_images", "_downloads"} & set(p.parts)
+                  and not p.read_text(encoding="utf-8").startswith("<meta http-equiv=\"Refresh\""))
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """Debian's chromium through Playwright, one browser for the module's tests."""
+    executable = need("chromium", "the site is opened in Debian's chromium")
+    # here, not at the top: the site's other tests run where playwright is not installed
+    from playwright.sync_api import sync_playwright
+
+    from test_browser import CHROMIUM_FLAGS
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class Offline:
+    """A page of a new browser context with no network: every request that is not for a file
+    is recorded (``outside``; it fails), as are console errors and uncaught exceptions
+    (``errors``); ``close()`` ends the context."""
+
+    def __init__(self, browser, **context) -> None:
+        self.context = browser.new_context(offline=True, **context)
+        self.page = self.context.new_page()
+        self.outside: list[str] = []
+        self.errors: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error"
+                     else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "blob:"))
+                     else self.outside.append(r.url))
+
+    def open(self, path: Path):
+        """Go to `path` and wait for it to load; the page."""
+        self.page.goto(path.as_uri())
+        self.page.wait_for_load_state("load")
+        return self.page
+
+    def close(self) -> None:
+        self.context.close()
+
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+DESKTOP = {"viewport": {"width": 1280, "height": 900}}
+
+SCALES = """() => [...document.querySelectorAll('div.cell_output img')]
+    .filter(i => i.naturalWidth > 0)
+    .map(i => [i.getBoundingClientRect().width / i.naturalWidth, i.naturalWidth])"""
+"""Each figure of a page: the width it is shown at over the width it was drawn, and the latter."""
+
+
+def small_figures(page, name: str) -> list[tuple[str, float, int]]:
+    """The figures of the open page shown below figures.SMALLEST of their drawn size."""
+    smallest = site_module("figures").SMALLEST
+    return [(name, round(scale, 2), drawn) for scale, drawn in page.evaluate(SCALES)
+            if scale < smallest]
+
+
+def test_every_page_works_offline_on_a_phone(site, chromium):
+    """The site says it works with no network: on a phone, no page asks for anything outside
+    it (the widget manager's CDN scripts once did; the animation player's icon font would),
+    none logs an error (``THEBE_JS_URL`` declared twice once did, on every page), and no
+    lesson's figure is shrunk until its labels cannot be read (0.3 of its size, once)."""
+    pages = site_pages(site)
+    assert len(pages) > 40
+    browser = Offline(chromium, **PHONE)
+    found, small = {}, []
+    try:
+        for path in pages:
+            page = browser.open(path)
+            if browser.outside or browser.errors:
+                found[str(path.relative_to(site))] = (browser.outside[:3], browser.errors[:3])
+                browser.outside.clear()
+                browser.errors.clear()
+            if path.parent.name == "notebooks":
+                small += small_figures(page, path.name)
+    finally:
+        browser.close()
+    assert not found, f"{len(found)} of {len(pages)} pages: {dict(list(found.items())[:5])}"
+    assert not small, small
+
+
+def test_on_a_desktop_figures_are_shown_near_their_size_and_wide_ones_tiled(site, chromium):
+    """At 1280 px the text column is about 690 px: 05's three panels (1,556 px) once showed at
+    0.44 of their size. A figure is shown at figures.SMALLEST of its size or more; the wide
+    ones as tiles (site/figures.py), each at its drawn size."""
+    browser = Offline(chromium, **DESKTOP)
+    small = []
+    try:
+        for nb in lessons():
+            page = browser.open(page_of(site, nb))
+            small += small_figures(page, nb.name)
+            if nb.name.startswith("05-"):
+                tiles = page.evaluate("""() => [...document.querySelectorAll(
+                    'div.ratelab-tiles img')].map(i => [i.naturalWidth,
+                    i.getBoundingClientRect().width])""")
+    finally:
+        browser.close()
+    assert not small, small
+    assert len(tiles) >= 4, tiles  # 05's panels and its legend's pieces
+    assert all(drawn <= site_module("figures").FITS and abs(shown - drawn) < 1
+               for drawn, shown in tiles), tiles
+
+
+def test_on_a_phone_the_menu_opens_and_leads_to_a_lesson(site, chromium):
+    """pydata-sphinx-theme 0.17 listens on a hidden button, so the menu a phone shows did
+    nothing (site/webpage.py forwards it): tap it, see the numbered lessons, open one."""
+    browser = Offline(chromium, **PHONE)
+    try:
+        page = browser.open(site / "site" / "index.html")
+        dialog = page.locator("#pst-primary-sidebar-modal")
+        assert not dialog.evaluate("d => d.open")
+        page.locator(".primary-toggle:visible").first.tap()
+        page.wait_for_function(
+            "() => document.querySelector('#pst-primary-sidebar-modal').open", timeout=5000)
+        lesson = dialog.get_by_role("link", name=re.compile(r"^03 · Windows"))
+        assert lesson.is_visible()
+        lesson.tap()
+        page.wait_for_url("**/notebooks/03-windows.html", timeout=10000)
+        assert page.locator("h1").first.inner_text().startswith("03 · Windows")
+        assert not browser.errors, browser.errors
+    finally:
+        browser.close()
+
+
+def test_on_a_desktop_the_menu_button_collapses_the_sidebar(site, chromium):
+    browser = Offline(chromium, **DESKTOP)
+    try:
+        page = browser.open(site / "notebooks" / "01-token-bucket.html")
+        assert page.locator("#pst-primary-sidebar").is_visible()
+        page.locator(".primary-toggle:visible").first.click()
+        page.wait_for_function("() => document.querySelector('#pst-primary-sidebar')"
+                               ".classList.contains('pst-sidebar-hidden')", timeout=5000)
+        assert not browser.errors, browser.errors
+    finally:
+        browser.close()
+
+
+def test_the_sidebar_numbers_the_lessons_once_each_in_order(site):
+    """The syllabus, then lessons 00–10 numbered from their files' names; the home page is
+    the site's title above the list, not listed again in it; the site has its icon."""
+    page = (site / "notebooks" / "01-token-bucket.html").read_text("utf-8")
+    nav = page[page.index("bd-docs-nav"):page.index("</nav>", page.index("bd-docs-nav"))]
+    titles = re.findall(r'<a class="(?:current )?reference internal" href="[^"]*">\s*([^<]+?)'
+                        r'\s*</a>', nav)
+    numbered = [t for t in titles if re.match(r"\d\d · ", t)]
+    assert [t[:2] for t in numbered] == [nb.name[:2] for nb in lessons()], titles
+    assert titles[0].startswith("Syllabus"), titles[:3]
+    home = yaml.safe_load((ROOT / "site" / "_config.yml").read_text())["title"]
+    assert home not in titles, titles[:3]
+    icon = re.search(r'<link rel="icon" href="([^"]+)"', page)
+    assert icon and (site / "notebooks" / icon[1]).resolve().is_file()
+
+
+def test_the_syllabus_gives_each_lesson_its_time_and_objectives(site):
+    """The syllabus (notebooks/README.md) is the first page of the lessons: each lesson it
+    lists is on the page with its time and what you will be able to do after it."""
+    listed = re.findall(r"^### (\d\d) .*?\((\d+ min[^)]*)\)$",
+                        (ROOT / "notebooks" / "README.md").read_text(), flags=re.M)
+    assert len(listed) >= 10, listed
+    text = " ".join(text_of(site / "notebooks" / "README.html").split())
+    for number, time in listed:
+        assert re.search(rf"{number} [^(]*\({re.escape(time)}\)", text), (number, time)
+    assert text.count("You will be able to") >= len(listed)
+
+
+def test_no_page_starts_its_code_with_a_kernel_magic(site):
+    """``%matplotlib inline`` tells a kernel how to show figures; a page runs nothing, and
+    search showed the line as every lesson's snippet (site/scaffolding.py)."""
+    assert any("%matplotlib inline" in nb.read_text() for nb in lessons())  # the notebooks do
+    for nb in notebooks():
+        assert "%matplotlib" not in text_of(page_of(site, nb)), nb.name
+
+
+def test_the_live_limiters_page_plays_its_animations_with_no_kernel(site, chromium):
+    """04's page holds two recordings (ratelab.widgets.animate): the comparison's lanes and
+    the live limiter's flood and boundary train. Offline, with no kernel: play moves the
+    frames on, pause stops them, the slider scrubs to a frame, and the buttons show icons.
+    The live panel itself, which cannot run here, says what it is instead of an empty chart."""
+    browser = Offline(chromium, **DESKTOP)
+    try:
+        page = browser.open(site / "notebooks" / "04-live-limiter.html")
+        players = page.locator("div.animation")
+        assert players.count() == 2
+        for k in range(2):
+            player = players.nth(k)
+            player.scroll_into_view_if_needed()
+            frame = player.locator("img")
+            slider = player.locator("input.anim-slider")
+            frames = int(slider.evaluate("s => s.max")) + 1
+            assert frames >= 12, frames
+            assert player.locator("button svg").count() == 9  # the theme's Font Awesome
+            first = frame.get_attribute("src")
+            player.locator("button[title=Play]").click()
+            page.wait_for_function("s => s.value > 0", arg=slider.element_handle(),
+                                   timeout=10_000)
+            player.locator("button[title=Pause]").click()
+            paused = slider.evaluate("s => s.value")
+            page.wait_for_timeout(600)  # three frames' time at 5 a second
+            assert slider.evaluate("s => s.value") == paused
+            slider.fill(str(frames - 1))
+            assert frame.get_attribute("src") not in (first, None)
+            slider.fill("0")
+            assert frame.get_attribute("src") == first
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        players.nth(1).screenshot(path=str(SHOTS / "04-live-limiter-animation.png"))
+        static = page.locator(".ratelab-live-snapshot").first
+        assert "Nothing has been sent to it yet" in static.inner_text()
+        assert not browser.outside and not browser.errors, (browser.outside, browser.errors)
+    finally:
+        browser.close()
+
+
+def test_a_wide_figure_is_cut_at_its_gutters_into_tiles():
+    """site/figures.py on a drawn figure: a legend across the top, three panels with titles
+    and axis labels under them. The panels are cut apart with their titles and labels; the
+    legend at its entries; a figure that fits, or has no gutter, is left whole."""
+    figures = site_module("figures")
+    fig = Figure(figsize=(15.6, 4.6), dpi=100)
+    axes = fig.subplots(1, 3)
+    for k, ax in enumerate(axes):
+        for s in range(6):
+            ax.plot([0, 1, 2], [s, s + k, s * 2], marker="o", label=f"series number {s}")
+        ax.set_title(f"panel {k} with a long title")
+        ax.set_xlabel("parameter, relative to the found mix")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="upper center", ncols=6,
+               frameon=False)  # as the suite draws them (ratelab.plot.STYLE)
+    fig.subplots_adjust(top=0.8, wspace=0.3)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    image = np.asarray(canvas.buffer_rgba())
+    rows = figures.tiles(image)
+    widths = [[x1 - x0 for x0, _, x1, _ in row] for row in rows]
+    assert len(rows) == 2 and len(rows[1]) == 3, widths  # the legend, then the three panels
+    assert all(w <= figures.FITS for row in widths for w in row), widths
+    assert [sum(row) for row in widths] == [image.shape[1]] * 2  # nothing lost, no overlap
+    panels = rows[1]
+    assert panels[0][1] < 0.25 * image.shape[0] < panels[0][3]  # the titles are with them
+    for x0, y0, x1, y1 in panels:
+        seam = image[y0:y1, x1 - 1:x1 + 1, :3] if x1 < image.shape[1] else None
+        assert seam is None or (seam >= figures.WHITE).all()  # cut through blank paper
+    narrow = image[:, :figures.WIDE - 1]
+    assert figures.tiles(narrow) == [[(0, 0, narrow.shape[1], narrow.shape[0])]]
+    solid = np.zeros((200, 1500, 3), dtype=np.uint8)
+    assert figures.tiles(solid) == [[(0, 0, 1500, 200)]]

@@ -411,6 +411,10 @@ def test_sliders_have_room_for_every_step():
             steps = (spec["max"] - spec["min"]) / spec.get("step", 1)
             assert track / steps >= 1.7, p  # no 10 → 29 in one small drag
     assert live.knobs["capacity"].layout.min_width == f"{SLIDER_PX['min_width']}px"
+    assert SLIDER_PX["min_width"] <= 250  # a notebook 350 px wide holds it and its readout
+    named = [box for box in live.knob_box.children if live.knobs["capacity"] in
+             getattr(box, "children", ())]
+    assert len(named) == 1 and KNOBS["capacity"]["description"] in named[0].children[0].value
 
 
 def test_a_static_reader_gets_the_counters_and_chart():
@@ -432,3 +436,36 @@ def test_a_shapers_departures_are_drawn():
     assert len(drawn) == len(delayed)
     gaps = np.diff([float(x) for x in drawn])
     assert np.allclose(gaps, gaps[0], atol=0.2)  # evenly spaced: the shaper's metronome
+
+
+@pytest.mark.parametrize("name, params, bound", [
+    ("token-bucket", {"rate": 13.5, "capacity": 10}, "capacity 10"),
+    ("leaky-bucket", {"rate": 5, "capacity": 8}, "capacity 8"),
+    ("gcra", {"rate": 5, "burst": 5}, "limit 6 = burst 5 + 1"),
+    ("nginx", {"rate": 5, "burst": 3}, "limit 4 = burst 3 + 1"),
+    ("fixed-window", {"limit": 10, "window": 1.0}, "limit 10"),
+])
+def test_the_dashed_line_says_what_it_is(name, params, bound):
+    """A token bucket's dashed line is its capacity, not a limit per window (a bucket admits
+    its capacity and what refills: more than it in a second); GCRA's and nginx's limit is the
+    burst + 1 that inspect reports, which a slider saying "burst 5" did not explain."""
+    live = LiveLimiter(name, clock=ManualClock(), **params)
+    live.flood()
+    assert re.search(rf"class=.ratelab-bound.[^>]*>{re.escape(bound)}</text>", live.chart.value)
+    assert f"┅ {bound}<" in live.chart.value  # and the legend
+    if "burst" in params:
+        assert live.state["inspect"].get("limit", live.limiter.limit) == params["burst"] + 1
+        assert "burst + 1" in KNOBS["burst"]["help"]
+    live.close()
+
+
+def test_a_panel_nothing_was_sent_to_says_what_it_is_to_a_static_reader():
+    """A web page of the notebook shows the panel's stored HTML: at t = 0 that was an empty
+    chart and counters at 0; now it says what the panel is, and that it needs a kernel."""
+    live = LiveLimiter("fixed-window", limit=10, window=1.0, clock=ManualClock())
+    fresh = live._repr_mimebundle_()["text/html"]
+    assert "<svg" not in fresh and "Nothing has been sent to it yet" in fresh
+    assert "fixed-window: limit 10, window 1" in fresh and "kernel" in fresh
+    live.step(0.5)  # time moved: the chart says something (the gentle stream is off)
+    assert "<svg" in live._repr_mimebundle_()["text/html"]
+    live.close()

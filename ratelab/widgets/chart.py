@@ -1,7 +1,10 @@
 """The panels' charts: the live limiter's inline SVG, and the comparison's stacked lanes.
 
 Both draw what they are given and decide nothing: the live chart a :class:`LiveChart` (the
-requests and samples of one run), the comparison one :class:`LaneChart` per algorithm.
+requests and samples of one run), the comparison one :class:`LaneChart` per algorithm. The
+live chart is drawn twice over: as inline SVG for the panel (:func:`live_svg`, hundreds of
+frames a second) and on a matplotlib figure for an animation's frames (:func:`live_figure`),
+the same marks in the same colours.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ from .text import num
 
 # ---------------------------------------------------------------- the live chart (SVG)
 
+LIVE_FIGSIZE = (7.2, 4.0)
+"""The live chart's size in inches when drawn by matplotlib (an animation's frames); its
+layout is fixed (no layout engine: a frame is drawn once, not measured first)."""
+
 CHART_FONT_PX = 15
 """Text size in the chart's own units (it is 640 wide and drawn 600 to 800 px wide)."""
 
@@ -38,6 +45,8 @@ class LiveChart:
     departures          when a shaper serves the requests it held (s, sorted).
     history, ghost      the samples of this run and of the run before the last change.
     highest             the largest rolling or own count so far (the y axis holds it).
+    bound               what the dashed line at `limit` is, in the limiter's words
+                        ("capacity 10", "limit 6 = burst 5 + 1"; reading.bound_name).
     """
 
     t0: float
@@ -51,6 +60,12 @@ class LiveChart:
     departures: Sequence[float]
     history: Sequence[Sample]
     ghost: Sequence[Sample]
+    bound: str = ""
+
+    @property
+    def bound_text(self) -> str:
+        """The dashed line's label: `bound`, else "limit N"."""
+        return self.bound or f"limit {num(self.limit)}"
 
 
 def live_svg(c: LiveChart, width: int = 640, height: int = 230) -> str:
@@ -136,17 +151,72 @@ def live_svg(c: LiveChart, width: int = 640, height: int = 230) -> str:
         f"<text class='ratelab-ylabel' {text} text-anchor='middle' "
         f"transform='translate({fs + 2},{ticks + plot_h / 2:.0f}) rotate(-90)'>"
         f"requests</text>"
-        f"<text x='{pad_l + 4}' y='{y(limit) - 4:.1f}' {text}>limit {num(limit)}</text>"
+        f"<text class='ratelab-bound' x='{pad_l + 4}' y='{y(limit) - 4:.1f}' {text}>"
+        f"{c.bound_text}</text>"
         "</svg>"
         f"<div class='ratelab-legend' style='font-size:14px;display:flex;flex-wrap:wrap;"
         f"gap:0 14px'><span style='color:{COLORS['admitted']}'>━ admitted in the trailing "
         f"{c.window_s:g} s</span><span style='color:{COLORS['estimate']}'>━ the "
-        f"limiter's own count</span><span>┅ the limit</span>"
+        f"limiter's own count</span><span>┅ {c.bound_text}</span>"
         f"<span>ticks on top: <span style='color:{COLORS['admitted']}'>admitted</span> "
         f"<span style='color:{COLORS['rejected']}'>rejected</span>; under them "
         f"<span style='color:{COLORS['delayed']}'>served later (shaped)</span></span>"
         + (f"<span style='color:{COLORS['arrivals']}'>━ the run before the last "
            "change</span>" if c.ghost else "") + "</div>")
+
+
+def live_figure(c: LiveChart, counters: str = "", fig: Figure | None = None) -> Figure:
+    """The live chart on a matplotlib Figure (`fig` cleared and drawn on, else a new one): the
+    marks of :func:`live_svg` — requests as ticks on a strip above (sent: admitted, rejected;
+    served later by a shaper), the rolling count, the limiter's own count and the run before,
+    against the dashed bound — with `counters` (a line of text) above and a cursor at
+    ``c.now``."""
+    t0, t1, limit = c.t0, c.t1, c.limit
+    top = max(2.2 * limit, c.highest * 1.1, 1.0)
+    with mpl.rc_context(COMPARE_RC):
+        fig = fig if fig is not None else Figure(figsize=LIVE_FIGSIZE)
+        fig.clear()
+        strip, ax = fig.subplots(2, 1, sharex=True, height_ratios=[1, 4], gridspec_kw={
+            "left": 0.1, "right": 0.97, "top": 0.76, "bottom": 0.13, "hspace": 0.12})
+        for times, lo, kind in ((c.admitted, 0.0, "admitted"), (c.rejected, 0.0, "rejected"),
+                                ([d for d in c.departures if d <= c.now], -1.0, "delayed")):
+            shown = np.asarray(times, dtype=float)
+            _ticks(strip, shown[(shown >= t0) & (shown <= t1)], lo, lo + 0.8, COLORS[kind])
+        strip.set_ylim(-1.1, 0.9)
+        strip.set_yticks([-0.6, 0.4], ["served", "sent"])
+        strip.tick_params(axis="y", length=0)
+        strip.tick_params(axis="x", labelbottom=False)
+        strip.grid(False)
+        strip.spines["left"].set_visible(False)
+        lines = ((c.ghost, 1, {"color": COLORS["arrivals"], "alpha": 0.6, "lw": 2}),
+                 (c.history, 1, {"color": COLORS["admitted"], "lw": 2.6, "alpha": 0.85}),
+                 (c.history, 2, {"color": COLORS["estimate"], "lw": 1.4}))
+        for rows, i, style in lines:
+            if rows:  # this run's lines run on to now, as the panel's do
+                now = [c.now] if rows is c.history else []
+                ax.step([r[0] for r in rows] + now, [r[i] for r in rows] + [rows[-1][i]] * len(now),
+                        where="post", **style)
+        ax.axhline(limit, color=COLORS["limit"], ls="--", lw=1)
+        ax.axvline(c.now, color=COLORS["state"], lw=1)
+        ax.set_xlim(t0, t1)
+        ax.set_ylim(0, top)
+        ax.set_yticks([0, limit, 2 * limit], [num(0), num(limit), num(2 * limit)])
+        ax.set_xlabel("virtual time (s)")
+        ax.set_ylabel("requests")
+        handles = [
+            mpl.lines.Line2D([], [], color=COLORS["admitted"], lw=2.6,
+                             label=f"admitted in the trailing {c.window_s:g} s"),
+            mpl.lines.Line2D([], [], color=COLORS["estimate"], lw=1.4,
+                             label="the limiter's own count"),
+            mpl.lines.Line2D([], [], color=COLORS["limit"], ls="--", lw=1, label=c.bound_text),
+            *(_tick_handle(COLORS[kind], label) for kind, label in
+              (("admitted", "admitted"), ("rejected", "rejected"),
+               ("delayed", "served later (shaped)"))),
+        ]
+        fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1.0), ncols=3,
+                   fontsize=10.5, handlelength=1.6, columnspacing=1.2)
+        strip.set_title(counters, fontsize=11.5, fontweight="normal")
+    return fig
 
 
 def tick_step(span: float) -> float:
@@ -192,8 +262,9 @@ class LaneChart:
 
 def lanes_figure(lanes: Sequence[LaneChart], ghosts: dict[str, Steps], *,
                  view: tuple[float, float], now: float, end_s: float, limit: int,
-                 window_s: float) -> Figure:
-    """The lanes as a matplotlib Figure (not shown through pyplot).
+                 window_s: float, fig: Figure | None = None) -> Figure:
+    """The lanes as a matplotlib Figure (not shown through pyplot); drawn on `fig`, cleared
+    and resized, when one is given (an animation's frames).
 
     One Axes holds every lane, stacked: one x axis and one set of ticks to lay out, not
     seven, which is what keeps a frame cheap. In lane k (counted from the top) the count
@@ -210,8 +281,12 @@ def lanes_figure(lanes: Sequence[LaneChart], ghosts: dict[str, Steps], *,
                + [1.05 * float(y.max()) for _, y in ghosts.values() if len(y)])
     with mpl.rc_context(COMPARE_RC):
         height = 1.3 + 1.05 * n
-        fig = Figure(figsize=(8.0, height))
-        ax = fig.add_axes((0.9 / 8.0, 0.62 / height, 1 - 1.05 / 8.0, 1 - 1.45 / height))
+        if fig is None:
+            fig = Figure(figsize=(8.0, height))
+        else:
+            fig.clear()
+            fig.set_size_inches(8.0, height)
+        ax = fig.add_axes((0.9 / 8.0, 0.62 / height, 1 - 1.2 / 8.0, 1 - 1.45 / height))
         yticks, ylabels = [], []
         for k, lane in enumerate(lanes):
             base = n - 1 - k

@@ -49,9 +49,12 @@ TRACE_DATASET = "nasa-1995-08-01"
 EVENT_S = 4.0
 """When the burst and boundary presets strike (s into the run)."""
 
-PLAY_INTERVAL_MS = 800
-"""How often the comparison panel's play button asks for a frame: a seven-lane matplotlib
-frame takes a few hundred ms of kernel time, and ticks faster than that would queue up."""
+PLAY_INTERVAL_MS = 250
+"""How often the comparison panel's play button asks for a frame: 4 a second, each
+``frame_s`` (0.25 s) of virtual time on, so play runs at real time. A seven-lane frame
+(step and SVG) takes about 100 ms of kernel time (``measure_fps``: 10 a second); ticks
+faster than the kernel draws would queue up. (It was 800 ms per 0.4 s: 1.25 frames a second,
+at half speed.)"""
 
 SHAPERS = tuple(name for name, cls in REGISTRY.items() if cls.can_shape)
 """The registry algorithms that can hold a request and serve it later instead of refusing it
@@ -154,7 +157,7 @@ class Compare(Panel):
 
     def __init__(self, algorithms: Sequence[str] = NAMES, *, preset: str = "burst",
                  limit: int = 10, window_s: float = 1.0, shape: bool = True, seed: int = 0,
-                 duration_s: float = 10.0, frame_s: float = 0.4) -> None:
+                 duration_s: float = 10.0, frame_s: float = 0.25) -> None:
         self.settings: dict[str, Any] = {}
         self.previous: pd.DataFrame | None = None
         self._ghosts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -318,8 +321,9 @@ class Compare(Panel):
 
     # -- drawing -------------------------------------------------------------------------------
 
-    def figure(self) -> Figure:
-        """The lanes as a matplotlib Figure (not shown through pyplot): chart.lanes_figure."""
+    def figure(self, fig: Figure | None = None) -> Figure:
+        """The lanes as a matplotlib Figure (not shown through pyplot): chart.lanes_figure;
+        drawn on `fig` when given (an animation's frames)."""
         arrived = self.times[:self._next]
         lanes = [LaneChart(
             name=lane.name,
@@ -328,7 +332,7 @@ class Compare(Panel):
             served=lane.served(self.times) if lane.limiter.shapes else None,
             rolling=self._rolling(lane, self.times, self.t)) for lane in self.lanes]
         return lanes_figure(lanes, self._ghosts, view=self.view, now=self.t, end_s=self.end_s,
-                            limit=self.limit, window_s=self.window_s)
+                            limit=self.limit, window_s=self.window_s, fig=fig)
 
     def svg(self) -> str:
         """The chart as inline SVG, scaled to the width it is given (at most its own size)."""
@@ -394,8 +398,9 @@ class Compare(Panel):
             cells = []
             for c, _ in cols:
                 v = row[c]
-                if c == "last_headers":
-                    text = f"{row['last_status'] or ''} {v}".strip()
+                if c == "last_headers":  # the status and the wait; the headers fold away
+                    wait = _headers(v).get("Retry-After")
+                    text = f"{row['last_status'] or '–'}" + (f", retry in {wait} s" * bool(wait))
                     cells.append(f"<td class='ratelab-headers'>{html.escape(text)}</td>")
                     continue
                 shown = "–" if isinstance(v, float) and math.isnan(v) else num(v)
@@ -406,16 +411,24 @@ class Compare(Panel):
                         was = f" <span style='color:{COLORS['arrivals']}'>(was {num(pv)})</span>"
                 cells.append(f"<td class='ratelab-{c.replace('_', '-')}'>{shown}{was}</td>")
             rows.append(f"<tr><th>{html.escape(name)}</th>{''.join(cells)}</tr>")
+        headers = "".join(
+            f"<tr><th>{html.escape(name)}</th><td style='text-align:left'>"
+            + "<br>".join(html.escape(f"{k}: {v}") for k, v in _headers(h).items())
+            + "</td></tr>" for name, h in f["last_headers"].items())
         return ("<table class='ratelab-compare-table' style='font-size:14px'>"
                 f"<tr><th>algorithm</th>{head}</tr>{''.join(rows)}</table>"
+                "<details style='font-size:13.5px'><summary>the headers of each last "
+                "response</summary><table class='ratelab-compare-headers'>"
+                f"{headers}</table></details>"
                 "<div style='font-size:13.5px'>Same budget for every lane: "
                 f"{self.limit} requests per {self.window_s:g} s (a long-run rate of "
                 f"{num(self.limit / self.window_s)}/s). <i>Most admitted in any "
                 f"{self.window_s:g} s</i> counts admitted requests in every trailing window "
                 f"(t − {self.window_s:g}, t]; above {self.limit} the algorithm let a burst "
                 "through (the fixed window's boundary exploit). <i>Served</i> counts them "
-                "when they leave a shaper's queue. <i>Last response</i>: the status and "
-                "headers a server would send for the last request (ratelab.http).</div>")
+                "when they leave a shaper's queue. <i>Last response</i>: the status a server "
+                "would send for the last request, and its Retry-After; its headers unfold "
+                "above (ratelab.http).</div>")
 
     def _build_widgets(self) -> None:
         wrap, auto = row_layout(), fit_layout()
@@ -527,11 +540,18 @@ class Compare(Panel):
 
     def _on_playing(self, change) -> None:
         self.play_button.description = "❚❚ pause" if change["new"] else "▶ play"
+        self.message = "playing"
         if change["new"] and self.t >= self.end_s:
             self._configure(self.settings)  # at the end, play starts the run again
-        self.message = ("playing" if change["new"] else
-                        f"paused at t = {num(round(self.t, 3))} s: press play to go on, "
-                        "'back to t = 0' to start again")
+        if change["new"] and not self.view[0] <= self.t < self.view[1]:
+            # the view was zoomed elsewhere (a preset's event, then 'back to t = 0'): play
+            # would draw nothing there until time reached it, so it shows the whole run
+            self.message = (f"playing the whole run (the chart was on {num(self.view[0])}–"
+                            f"{num(self.view[1])} s)")
+            self.view = (0.0, self.end_s)
+        if not change["new"]:
+            self.message = (f"paused at t = {num(round(self.t, 3))} s: press play to go on, "
+                            "'back to t = 0' to start again")
         self.redraw()
 
     def measure_fps(self, frames: int = 20, clock: Clock | None = None) -> float:
@@ -556,6 +576,11 @@ class Compare(Panel):
         bundle, data = self._bundle(**kwargs)
         data["image/png"] = base64.b64encode(self.png()).decode("ascii")
         return bundle
+
+
+def _headers(joined: str) -> dict[str, str]:
+    """A frame's ``last_headers`` ("Name: value; Name: value") as a dict."""
+    return dict(h.split(": ", 1) for h in joined.split("; ") if ": " in h)
 
 
 def _slider_layout() -> W.Layout:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import inspect
 from typing import Any
 
@@ -25,7 +26,8 @@ KNOBS: dict[str, dict[str, Any]] = {
     "window": {"kind": "float", "min": 0.5, "max": 10.0, "step": 0.5, "value": 1.0,
                "description": "window (s)", "help": "the window's length in seconds"},
     "burst": {"kind": "int", "min": 0, "max": 50, "value": 5, "description": "burst (requests)",
-              "help": "requests allowed beyond the steady rate at once"},
+              "help": "requests allowed at once beyond the first one: the limit is burst + 1 "
+                      "(GCRA and nginx count the request itself, then the burst)"},
     "delay": {"kind": "int", "min": 0, "max": 50, "value": 0, "description": "delay=N",
               "help": "nginx: the first N requests of a burst pass at once, the rest of the "
                       "burst are held back to the rate"},
@@ -41,8 +43,10 @@ KNOBS: dict[str, dict[str, Any]] = {
                 "help": "nginx: serve the whole burst at once instead of holding it back"},
 }
 
-SLIDER_PX = {"min_width": 380, "description": 150, "readout": 60}
-"""A slider's width in px, its label's and its readout's: at least 2 px of track per step."""
+SLIDER_PX = {"min_width": 240, "description": 0, "readout": 60}
+"""A slider's least width in px, its label's and its readout's: 1.8 px of track per step or
+more. Its name is above it (:func:`labelled`), not beside it: a notebook 350 px wide (an
+800 px window with the file browser open) holds it with its readout."""
 
 
 def knob_names(name: str) -> list[str]:
@@ -60,9 +64,8 @@ def control(param: str, value: Any) -> W.Widget:
     """The control for limiter parameter `param` (a KNOBS name), set to `value`."""
     spec = KNOBS[param]
     style = {"description_width": f"{SLIDER_PX['description']}px"}
-    if spec["kind"] in ("float", "int"):
-        common = {"description": spec["description"], "style": style,
-                  "description_allow_html": False, "tooltip": spec["help"],
+    if spec["kind"] in ("float", "int"):  # named above it by labelled()
+        common = {"description": "", "style": style, "tooltip": spec["help"],
                   "layout": W.Layout(width="100%", min_width=f"{SLIDER_PX['min_width']}px",
                                      max_width="480px"),
                   "continuous_update": False}
@@ -77,6 +80,18 @@ def control(param: str, value: Any) -> W.Widget:
                           layout=W.Layout(width="auto", min_width="260px"))
     return W.Checkbox(value=bool(value), description=spec["description"], indent=False,
                       tooltip=spec["help"], layout=W.Layout(width="auto"))
+
+
+def labelled(param: str, control: W.Widget) -> W.Widget:
+    """`control` as a panel shows it: a slider under its name, which beside it took 150 px
+    that a narrow notebook does not have; a checkbox or a menu carries its own name."""
+    if not isinstance(control, (W.FloatSlider, W.IntSlider)):
+        return control
+    spec = KNOBS[param]
+    name = W.HTML(f"<span style='font-size:14px' title='{html.escape(spec['help'])}'>"
+                  f"{html.escape(spec['description'])}</span>", layout=W.Layout(width="auto"))
+    return W.VBox([name, control], layout=W.Layout(
+        width="100%", min_width=f"{SLIDER_PX['min_width']}px", max_width="480px"))
 
 
 def row_layout() -> W.Layout:

@@ -36,10 +36,10 @@ from ..plot import COLORS
 from .chart import LiveChart, live_svg
 from .clocks import Clock, ManualClock, MonotonicClock, frames_per_s
 from .knobs import (KNOBS, button, close_all, control, default_params, fit_layout, knob_names,
-                    player, row_layout)
+                    labelled, player, row_layout)
 from .panel import Panel
-from .reading import gauge_style, reading_of
-from .text import field_value, knob_change, num
+from .reading import bound_name, gauge_style, reading_of
+from .text import field_value, knob_change, num, val
 
 PLAY_INTERVAL_MS = 40
 """How often the play button asks for a frame (25 a second)."""
@@ -390,7 +390,7 @@ class LiveLimiter(Panel):
         self.widget.add_class("ratelab-live")
 
     def _make_knobs(self, algorithm: str, params: dict[str, Any]) -> None:
-        for c in self.knobs.values():
+        for c in self.knob_box.children:
             close_all(c)
         self.knobs = {}
         for p in knob_names(algorithm):
@@ -399,7 +399,7 @@ class LiveLimiter(Panel):
             c = control(p, params.get(p, KNOBS[p]["value"]))
             c.observe(self._on_knob, names="value")
             self.knobs[p] = c
-        self.knob_box.children = tuple(self.knobs.values())
+        self.knob_box.children = tuple(labelled(p, c) for p, c in self.knobs.items())
 
     def _knob_help(self) -> str:
         lines = "".join(f"<li><b>{html.escape(KNOBS[p]['description'])}</b>: "
@@ -465,10 +465,23 @@ class LiveLimiter(Panel):
         self._safely(self.show, change["new"])
 
     def _repr_mimebundle_(self, **kwargs):
-        """The live panel where widgets run; the counters and the chart as HTML elsewhere."""
+        """The live panel where widgets run; elsewhere (a web page, a notebook viewer) its
+        counters and chart as HTML — or, while nothing has been sent, what the panel is: an
+        empty chart at t = 0 and counters at 0 would show nothing."""
         bundle, data = self._bundle(**kwargs)
-        data["text/html"] = (f"<div class='ratelab-live-snapshot'>{self.gauge_label.value}"
-                             f"{self.counters.value}{self.chart.value}</div>")
+        if self._arrivals or self.t > 0:
+            data["text/html"] = (f"<div class='ratelab-live-snapshot'>{self.gauge_label.value}"
+                                 f"{self.counters.value}{self.chart.value}</div>")
+        else:
+            knobs = ", ".join(f"{p} {val(v)}" for p, v in self.limiter.params.items())
+            data["text/html"] = (
+                "<div class='ratelab-live-snapshot' style='font-size:14px'><b>The live "
+                f"limiter</b> ({html.escape(self.algorithm)}: {html.escape(knobs)}), a panel "
+                "that runs in a notebook with a kernel (JupyterLab): its buttons send a "
+                "gentle stream, a flood or a train timed on a window boundary, and its chart "
+                "and counters follow. Nothing has been sent to it yet. "
+                "<code>ratelab.widgets.animate</code> records a run of it that plays "
+                "without a kernel.</div>")
         return bundle
 
     # -- drawing -----------------------------------------------------------------------
@@ -522,14 +535,37 @@ class LiveLimiter(Panel):
                 f"{html.escape(own_help)}. Rolling = what really got through in the trailing "
                 f"{w}.</div>")
 
+    def chart_at(self, at: float | None = None,
+                 view: tuple[float, float] | None = None) -> LiveChart:
+        """What the chart shows (a :class:`~ratelab.widgets.chart.LiveChart`): the run as it
+        stood at virtual time `at` (default: now; at most now), over `view` (default: the
+        panel's view). Nothing after `at` is in it, so the charts of a run at successive
+        instants are its frames (``ratelab.widgets.animate``)."""
+        at = self.t if at is None else min(float(at), self.t)
+        t0, t1 = self._chart_range() if view is None else view
+
+        def until(times: list[float]) -> list[float]:
+            return times[:bisect.bisect_right(times, at)]
+
+        history = self._history[:bisect.bisect_right(self._history, (at, math.inf, math.inf))]
+        highest = (max(self.max_rolling, self.max_own) if at >= self.t
+                   else max((max(r, o) for _, r, o in history), default=0.0))
+        return LiveChart(
+            t0=t0, t1=t1, now=at, limit=float(self.limiter.limit), window_s=self.window_s,
+            highest=highest, admitted=until(self._admitted), rejected=until(self._rejected_times),
+            departures=until(self._departures), history=history, ghost=self._ghost,
+            bound=bound_name(self.limiter))
+
+    def counters_line(self, at: float | None = None) -> str:
+        """The counters at virtual time `at` (default now) as one line of text."""
+        c = self.chart_at(at)
+        rolling = [r for _, r, _ in c.history] or [0]
+        return (f"t = {c.now:.2f} s   accepted {len(c.admitted)}   rejected {len(c.rejected)}"
+                f"   rolling {rolling[-1]}   max rolling {max(rolling)}")
+
     def _chart_svg(self) -> str:
         """The chart of the view (chart.live_svg), with its legend."""
-        t0, t1 = self._chart_range()
-        return live_svg(LiveChart(
-            t0=t0, t1=t1, now=self.t, limit=float(self.limiter.limit), window_s=self.window_s,
-            highest=max(self.max_rolling, self.max_own), admitted=self._admitted,
-            rejected=self._rejected_times, departures=self._departures,
-            history=self._history, ghost=self._ghost))
+        return live_svg(self.chart_at())
 
 
 # ---------------------------------------------------------------- ratelab fps

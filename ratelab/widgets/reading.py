@@ -110,6 +110,20 @@ def own_count(info: Info, limiter: Limiter | None = None) -> float:
                      f"{', '.join(READINGS)}")
 
 
+def bound_name(limiter: Limiter) -> str:
+    """What ``limiter.limit`` is, in the words of its own knobs: "capacity 10" for a bucket
+    (the most it holds, not a count per window: a token bucket admits its capacity plus what
+    refills in any second), "limit 6 = burst 5 + 1" for GCRA and nginx (the burst is what
+    passes beyond the first request), "limit 10" for a window."""
+    params = limiter.params
+    limit = f"{float(limiter.limit):g}"
+    if "capacity" in params:
+        return f"capacity {limit}"
+    if "burst" in params:
+        return f"limit {limit} = burst {params['burst']} + 1"
+    return f"limit {limit}"
+
+
 def gauge_style(room: float, ceiling: float) -> str:
     """The bar's colour: green with room, amber when under half is left, red when refusing."""
     if room < 1.0:
