@@ -4,8 +4,7 @@ each exercise notebook pointing back, and a syllabus whose times add up.
 Read from the stored notebooks and ``notebooks/README.md`` (nothing is executed: fast lane).
 
 - **Sections.** A lesson's ``##`` headings are numbered ``## 1. …``, ``## 2. …`` in order, except
-  its closing "What we saw", "Check your understanding" and "Exercises for this lesson" (and
-  the notebooks of :data:`UNNUMBERED`, each with its reason).
+  its closing "What we saw", "Check your understanding" and "Exercises for this lesson".
 - **Lesson -> exercises.** Every lesson's last cell is markdown headed exactly
   ``## Exercises for this lesson``; it links at least one student exercise notebook
   (``exercises/student/NN-topic.ipynb``), and every relative link in it exists. Quizzes and
@@ -34,12 +33,6 @@ SOLUTIONS = sorted(EXERCISES.glob("*-solution.ipynb"))
 STUDENTS = sorted((EXERCISES / "student").glob("*.ipynb"))
 LAST_HEADING = "## Exercises for this lesson"
 CLOSING = {"What we saw", "Check your understanding", "Exercises for this lesson"}
-
-UNNUMBERED: dict[str, str] = {
-    "04": "04's body is being reworked with the live panel's animations; its sections are not "
-          "numbered yet (only its closing exercises cell follows this layout so far)",
-}
-"""Lessons whose sections are not yet numbered 1, 2, 3 …, each with why."""
 
 LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 
@@ -102,8 +95,6 @@ def lessons_linked_from(path: Path) -> list[Path]:
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
 def test_sections_are_numbered_in_order(path):
-    if path.name[:2] in UNNUMBERED:
-        pytest.skip(UNNUMBERED[path.name[:2]])
     problems = section_problems(headings(cells(path)))
     assert not problems, f"{path.name}: " + "; ".join(problems)
 
@@ -112,7 +103,6 @@ def test_the_section_check_can_fail():
     assert section_problems(["1. Why", "2. How", "What we saw", "Exercises for this lesson"]) == []
     assert section_problems(["1. Why", "How", "What we saw"]) == ["unnumbered: '## How'"]
     assert section_problems(["1. Why", "3. How"]) == ["numbered [1, 3], not 1 to 2 in order"]
-    assert all(reason.strip() for reason in UNNUMBERED.values())
 
 
 # ---------------------------------------------------------------- lesson -> exercises
