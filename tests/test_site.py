@@ -588,23 +588,23 @@ def test_every_page_works_offline_on_a_phone(site, chromium):
 
 
 def test_on_a_desktop_figures_are_shown_near_their_size_and_wide_ones_tiled(site, chromium):
-    """At 1280 px the text column is about 690 px: 05's three panels (1,556 px) once showed at
-    0.44 of their size. A figure is shown at figures.SMALLEST of its size or more; the wide
-    ones as tiles (site/figures.py), each at its drawn size."""
+    """At 1280 px the text column is about 690 px: the calibration's three panels (1,556 px,
+    once in 05, now in the appendix 11) showed at 0.44 of their size. A figure is shown at
+    figures.SMALLEST of its size or more; the wide ones as tiles (site/figures.py), each at
+    its drawn size."""
     browser = Offline(chromium, **DESKTOP)
-    small = []
+    small, tiles = [], []
     try:
         for nb in lessons():
             page = browser.open(page_of(site, nb))
             small += small_figures(page, nb.name)
-            if nb.name.startswith("05-"):
-                tiles = page.evaluate("""() => [...document.querySelectorAll(
-                    'div.ratelab-tiles img')].map(i => [i.naturalWidth,
-                    i.getBoundingClientRect().width])""")
+            tiles += page.evaluate("""() => [...document.querySelectorAll(
+                'div.ratelab-tiles img')].map(i => [i.naturalWidth,
+                i.getBoundingClientRect().width])""")
     finally:
         browser.close()
     assert not small, small
-    assert len(tiles) >= 4, tiles  # 05's panels and its legend's pieces
+    assert len(tiles) >= 4, tiles  # the appendix's panels and its legend's pieces
     assert all(drawn <= site_module("figures").FITS and abs(shown - drawn) < 1
                for drawn, shown in tiles), tiles
 
