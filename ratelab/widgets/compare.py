@@ -50,7 +50,7 @@ EVENT_S = 4.0
 """When the burst and boundary presets strike (s into the run)."""
 
 PLAY_INTERVAL_MS = 800
-"""How often the comparison panel's play button asks for a frame: a seven-lane matplotlib
+"""How often the comparison panel's play button asks for a frame: an eight-lane matplotlib
 frame takes a few hundred ms of kernel time, and ticks faster than that would queue up."""
 
 SHAPERS = tuple(name for name, cls in REGISTRY.items() if cls.can_shape)
@@ -139,7 +139,7 @@ class Lane:
 class Compare(Panel):
     """Several algorithms on ONE seeded stream at one budget, in lanes that share a time axis.
 
-    `algorithms` are registry names (default all seven); the budget is `limit` requests per
+    `algorithms` are registry names (default every one, HAProxy's rule included); the budget is `limit` requests per
     `window_s` for every one of them (each class's ``budget``); `preset` picks the traffic
     (:data:`PRESETS`), drawn from `seed`; `shape` lets the algorithms that can (SHAPERS)
     queue instead of refuse. Time is virtual: ``step(dt)`` and ``run()`` move it; nothing reads
@@ -563,4 +563,5 @@ def _slider_layout() -> W.Layout:
 
 
 def _params_text(params: dict[str, Any]) -> str:
-    return ", ".join(f"{k} {val(v)}" for k, v in params.items() if k != "count_rejected")
+    return ", ".join(f"{k} {val(v)}" for k, v in params.items()
+                     if k != "count_rejected" and v is not None)  # haproxy's expire: None
