@@ -16,10 +16,12 @@ status, request by request).
 began; ``curr``, the requests counted since; ``prev``, the requests of the period before; and
 the millisecond the entry was last touched (for expiry).
 
-**The clock.** HAProxy reads the wall clock once each time its event loop wakes, as whole
+**The clock.** HAProxy reads its date once each time its event loop wakes, as whole
 milliseconds, truncated (seconds x 1000 + microseconds // 1000): a request is counted at the
-millisecond HAProxy handles it, at or just after its arrival. The model reads ``now`` (whole
-microseconds, ticks, as every limiter here) as ``now_ms = ticks // 1000``.
+millisecond HAProxy handles it, at or just after its arrival. That date follows the wall
+clock, except that HAProxy takes a stall of its process of over 100 ms for a clock jump and
+stays behind the wall clock by it from then on. The model reads ``now`` (whole microseconds,
+ticks, as every limiter here) as ``now_ms = ticks // 1000``.
 
 **Counting** (every request that reaches the track rule, refused or not), with
 ``elapsed = now_ms - tick``:
