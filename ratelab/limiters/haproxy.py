@@ -90,6 +90,9 @@ MAX_LIMIT = 2**32
 COMPARES = ("gt", "ge")
 """The comparisons a rule makes with the rate: deny if rate > limit (gt) or rate >= limit (ge)."""
 
+KEY = "src"
+"""What the printed lines track by default: the client's address."""
+
 NO_TOUCH = -(2**62)
 """The last touch of an entry that does not exist: expired at every time the limiters hold."""
 
@@ -255,6 +258,7 @@ class HAProxyRate(Limiter):
                        "curr + prev x (part of the period left), floored (gt: passes if "
                        "rate + 1 <= limit)")
     example = {"period": 1.0, "limit": 100}
+    server = "haproxy"
     count_rejected = True  # HAProxy counts every request the track rule sees
 
     def __init__(self, period: Seconds, limit: int, compare: str = "gt",
@@ -353,11 +357,11 @@ class HAProxyRate(Limiter):
                 "period_start": entry.tick / 1000 if known else None,
                 "curr": entry.curr, "prev": entry.prev, "limit": self.limit, "known": known}
 
-    def config(self, key: str = "src") -> str:
+    def config(self, key: str | None = None) -> str:
         """The HAProxy lines that deploy this rule in a frontend, `key` the sample expression
         tracked (``src``: the client's address; ``req.hdr(x-api-key)``, ...):
         :func:`config_lines`."""
-        return config_lines(self, key)
+        return config_lines(self, KEY if key is None else key)
 
 
 def time_text(ms: int) -> str:
@@ -365,7 +369,7 @@ def time_text(ms: int) -> str:
     return f"{ms // 1000}s" if ms % 1000 == 0 else f"{ms}ms"
 
 
-def config_lines(rule: HAProxyRate, key: str = "src") -> str:
+def config_lines(rule: HAProxyRate, key: str = KEY) -> str:
     """The stick table, the track rule and the deny rule of `rule`, for a frontend (HAProxy 2.2
     or later), with a comment naming the policy.
 
