@@ -285,7 +285,8 @@ def record_table(figures: dict) -> pd.DataFrame:
     """The table of :meth:`ErrorTally.table` from the tally's record (:meth:`ErrorTally.to_dict`,
     as ``ratelab error-analysis --json`` prints it): the same rows, columns and numbers."""
     label = {key: text for text, key in KEYS.items()}
-    df = pd.DataFrame({m: pd.Series({label[k]: v for k, v in fig.items()}, dtype=float)
+    # a record written before the keys were snake_case holds the labels themselves
+    df = pd.DataFrame({m: pd.Series({label.get(k, k): v for k, v in fig.items()}, dtype=float)
                        for m, fig in figures["modes"].items()})
     df.index.name = f"limit {figures['limit']:g} per {figures['window_s']:g} s"
     return df

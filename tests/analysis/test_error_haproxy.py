@@ -148,3 +148,19 @@ def test_the_command_line_takes_the_counter(capsys):
     assert json.loads(capsys.readouterr().out)["counter"] == "sliding-window-counter"
     assert main(small + ["--counter", "haproxy", "--window", "0.0005"]) == 2
     assert "--window must be a whole number of milliseconds" in capsys.readouterr().err
+
+
+def test_the_full_scale_records_sit_side_by_side(data_dir):
+    """The recorded runs at Cloudflare's scale: HAProxy's beside the calendar-aligned counter's
+    (today's, and the record of 30 November, whose keys are the table's labels)."""
+    import json
+
+    records = [json.loads((data_dir / f"error-analysis-full-scale{name}.json").read_text())
+               for name in ("", "-sliding-window-counter", "-haproxy")]
+    df = side_by_side(records[1:])
+    wrong = df.loc["wrong decisions (%)"]
+    assert wrong["haproxy", "estimate"] < wrong["sliding-window-counter", "estimate"]
+    assert df.loc["requests"].nunique() == 1
+    assert records[2]["command"].endswith("--counter haproxy")
+    old = side_by_side(records[:1])["sliding-window-counter"]
+    assert abs(old.loc["false allows", "estimate"] - df.loc["false allows"].iloc[0]) <= 1
