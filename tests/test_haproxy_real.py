@@ -239,12 +239,14 @@ BUSIEST = ("epa-http", "haproxy period=7.3 limit=5")
 number of seconds: a log of whole seconds cannot say on which side of a period boundary a
 request stamped exactly on it arrived (HAProxy decides by the millisecond it reads), and with
 7.3 s no request of a minute comes within 100 ms of a client's boundary."""
-PACE_S = 0.03
+PACE_S = 0.09
 """How far HAProxy's clock may wander from the log's, request to request (sending late,
-HAProxy stalling), for the log's decisions to hold: test_the_busiest_minute_is_robust_..."""
+HAProxy stalling), for the log's decisions to hold: test_the_busiest_minute_is_robust_... (no
+boundary lies within 100 ms of a request; the blend's floor holds too)."""
 ATTEMPTS = 2
-"""Runs of the minute, when HAProxy's clock wandered further than PACE_S in the one before (a
-stall of the machine); a wrong model or what-if fails every run."""
+"""Runs of the minute, when the one before was limited otherwise than what-if says while every
+response was the model's in HAProxy's own time: the machine stalled HAProxy or the sender,
+and HAProxy did not see the log's timing. A wrong model fails every run."""
 
 
 def busiest_minute(data_dir, monkeypatch):
@@ -315,10 +317,11 @@ def test_the_busiest_minute_at_real_speed_gets_the_what_if_decisions(data_dir, m
     """The busiest minute of EPA-HTTP, sent at real speed (60 s) through HAProxy configured
     with the lines the policy prints, is limited as ``what-if`` says: the same requests per
     client and second, the same 429s per client, and every response as the model fed HAProxy's
-    clock says. A run in which HAProxy's clock did not keep the log's pace (a stall of the
-    machine: HAProxy's clock then stays behind) is made again, once."""
+    clock says. A run in which HAProxy did not see the log's timing (a stall of the machine)
+    is made again, once."""
     minute, policy = busiest_minute(data_dir, monkeypatch)
     names = [minute.name_of(int(k)) for k in minute.key]
+    want = per_second(minute, replay(policy.limiter(), minute, progress=False).allowed)
     wander = []
     for attempt in range(ATTEMPTS):
         folder = tmp_path / f"run{attempt}"
@@ -328,17 +331,16 @@ def test_the_busiest_minute_at_real_speed_gets_the_what_if_decisions(data_dir, m
         by_client = defaultdict(list)
         for name, response in zip(names, got):
             by_client[name].append(response)
-        assert not differences(policy.text, by_client)  # in HAProxy's time, always
+        assert not differences(policy.text, by_client)  # the model, in HAProxy's time: always
         lag = np.array([us / 1e6 for _, _, us, _ in got]) - minute.time
         wander.append(round(float(lag.max() - lag.min()), 3))
-        if wander[-1] < PACE_S:
+        allowed = np.array([status == 200 for status, *_ in got])
+        if per_second(minute, allowed) == want:
             break
-    assert wander[-1] < PACE_S, (
+    assert per_second(minute, allowed) == want, (
         f"HAProxy's clock wandered {wander} s from the log's in the minute (the machine "
-        "stalled it, or sent late): the log's times no longer say when HAProxy saw each request")
-    allowed = np.array([status == 200 for status, *_ in got])
-    want = replay(policy.limiter(), minute, progress=False)
-    assert per_second(minute, allowed) == per_second(minute, want.allowed)
+        "stalled it, or sent late): the log's times no longer said when HAProxy saw each "
+        "request, and the model, right in HAProxy's time, decided otherwise there too")
     record = what_if(minute, [policy])["policies"][0]
     refused = defaultdict(int)
     for name, ok in zip(names, allowed):
