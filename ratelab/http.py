@@ -98,9 +98,9 @@ class Policy:
         if hasattr(limiter, "max_in_flight"):
             return cls(name=name, quota=limiter.max_in_flight, window_s=None,
                        unit="concurrent-requests", **kw)
-        window = getattr(limiter, "window", None)
+        window = limiter.window_s  # what the limiter declares, not a probed attribute
         if window is None:  # rate based: the limit refills in limit / rate seconds
-            window = limiter.limit / limiter.rate
+            window = limiter.limit / limiter.rate_per_s
         return cls(name=name, quota=int(limiter.limit), window_s=max(1, math.ceil(window)), **kw)
 
 

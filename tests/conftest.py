@@ -52,4 +52,4 @@ def pytest_terminal_summary(terminalreporter):
         by = ", ".join(f"{n} need {what}" for what, n in sorted(reasons.items()))
         terminalreporter.write_line(
             f"services: {sum(reasons.values())} tests skipped ({by}); install them with "
-            "apt-get install redis-server nginx chromium, or see .ci/run", yellow=True)
+            "apt-get install redis-server nginx haproxy chromium, or see .ci/run", yellow=True)

@@ -1,4 +1,4 @@
-"""Start real services (redis-server, nginx, ...) for tests, on free loopback ports.
+"""Start real services (redis-server, nginx, haproxy ...) for tests, on free loopback ports.
 
 A missing service skips its test with a clear reason — unless RATELAB_REQUIRE_SERVICES=1
 (set by .ci/run, which installs them), where a missing service fails the test instead.
@@ -129,3 +129,47 @@ http {{
     cmd = [binary, "-p", str(tmp), "-c", str(conf), "-e", str(tmp / "error.log")]
     with running(cmd, port):
         yield f"http://127.0.0.1:{port}"
+
+
+@contextmanager
+def haproxy_server(frontends: dict[str, str], tmp: Path, *, lua: str = ""):
+    """HAProxy (foreground, one thread) with one frontend per entry of `frontends`, each on a
+    free loopback port; yields {name: base URL}.
+
+    Each value is the inside of a ``frontend`` section (its rules); the helper adds the bind
+    line. One thread, as the HAProxyRate model assumes (threads race on a counter's rotation).
+    `lua`, when given, is a Lua script loaded at start (``lua-load``; a HAProxy built without
+    Lua skips the test, or fails it under RATELAB_REQUIRE_SERVICES=1). The server's output goes
+    to `tmp`/haproxy.log.
+    """
+    binary = need("haproxy")
+    globals_ = ""
+    if lua:
+        features = subprocess.run([binary, "-vv"], capture_output=True, text=True).stdout
+        if "+LUA" not in features.split():
+            reason = "haproxy is built without Lua (+LUA in haproxy -vv): the test needs it"
+            if required():
+                pytest.fail(f"RATELAB_REQUIRE_SERVICES=1 but {reason}")
+            pytest.skip(reason)
+        (tmp / "haproxy.lua").write_text(lua)
+        globals_ = f"    lua-load {tmp / 'haproxy.lua'}\n"
+    ports = {name: free_port() for name in frontends}
+    sections = "\n".join(f"frontend {name}\n    bind 127.0.0.1:{ports[name]}\n{body}\n"
+                         for name, body in frontends.items())
+    conf = tmp / "haproxy.cfg"
+    conf.write_text(f"""global
+    nbthread 1
+    maxconn 4096
+{globals_}
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 10s
+    timeout server 10s
+
+{sections}""")
+    log = tmp / "haproxy.log"
+    with running([binary, "-db", "-f", str(conf)], next(iter(ports.values())), log=log) as proc:
+        for port in ports.values():
+            wait_for_port(port, proc)
+        yield {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}

@@ -54,8 +54,7 @@ def test_every_algorithm_on_every_preset_decides_as_its_limiter_does(preset, req
 def test_one_budget_for_every_algorithm():
     for name in NAMES:
         lim = make(name, **budget_params(name, 12, 2.0))
-        rate = getattr(lim, "rate", None)
-        assert (rate if rate is not None else lim.limit / lim.window) == pytest.approx(6.0)
+        assert lim.rate_per_s == pytest.approx(6.0), name
         assert lim.limit == 12
     with pytest.raises(ValueError, match="limit"):
         budget_params("gcra", 0, 1.0)

@@ -57,13 +57,27 @@ CONF = """
 """
 
 
+def printed(name: str) -> tuple[str, str]:
+    """(the limit_req_zone line, the limit_req line) that NginxLimitReq.config prints for case
+    `name`: what the test deploys is what ratelab prints."""
+    lines = [x.strip() for x in NginxLimitReq(rate=RATE, **CASES[name][0])
+             .config("$http_x_client", zone=name).splitlines()]
+    return (next(x for x in lines if x.startswith("limit_req_zone ")),
+            next(x for x in lines if x.startswith("limit_req ")))
+
+
 def conf() -> str:
-    zones = "\n".join(f"    limit_req_zone $http_x_client zone={name}:1m rate={RATE}r/s;"
-                      for name in CASES)
-    locations = "\n".join(
-        f"        location /{name}/ {{ limit_req zone={name} {tail}; }}"
-        for name, (_, tail) in CASES.items())
+    zones = "\n".join(f"    {printed(name)[0]}" for name in CASES)
+    locations = "\n".join(f"        location /{name}/ {{ {printed(name)[1]} }}"
+                          for name in CASES)
     return CONF.format(zones=zones, locations=locations)
+
+
+def test_the_printed_lines_are_the_directives_of_each_case():
+    for name, (_, tail) in CASES.items():
+        zone, limit = printed(name)
+        assert zone == f"limit_req_zone $http_x_client zone={name}:10m rate={RATE}r/s;"
+        assert limit == " ".join(f"limit_req zone={name} {tail}".split()) + ";"
 
 
 def model(params: dict, times) -> list[tuple[int, float]]:

@@ -55,7 +55,16 @@ ALGORITHMS = {
             lambda burst: st.sampled_from(
                 [{"nodelay": True}] + [{"delay": d} for d in range(burst + 1)]).map(
                 lambda extra: {"rate": rate, "burst": burst, **extra}))),
+    # haproxy: 1 and 2 ms periods and 999 ms (odd: each rotation starts 1 ms early); expiry
+    # shorter than, equal to and beyond two periods
+    "haproxy": st.fixed_dictionaries(
+        {"period": st.sampled_from([0.001, 0.002, 0.125, 0.25, 0.999, 1.0, 2.0, 60.0, 0.3]),
+         "limit": st.sampled_from([2, 3, 5, 1]), "compare": st.sampled_from(["gt", "ge"]),
+         "expire": st.sampled_from([None, 0.001, 0.3, 1.0, 120.0])}).filter(
+        lambda p: p["compare"] == "gt" or p["limit"] >= 2),
 }
+REQUESTS_ONLY = ("nginx", "haproxy")
+"""The algorithms that count requests one at a time: a cost column of ones, or none."""
 
 
 def algorithm_of(kind: str) -> str:
@@ -73,7 +82,7 @@ def traces(draw, max_cost: float, whole: bool = False) -> Trace:
     key = np.array(draw(st.lists(st.integers(0, n_keys - 1), min_size=n, max_size=n)),
                    dtype=np.int32)
     cost = None
-    if whole:  # nginx counts requests: a cost column of ones, or none
+    if whole:  # nginx and haproxy count requests: a cost column of ones, or none
         cost = np.ones(n) if draw(st.booleans()) else None
     elif max_cost < 1 or draw(st.booleans()):  # below 1 only a cost column can pass
         cost = np.minimum(draw(st.lists(st.sampled_from(COSTS), min_size=n, max_size=n)),
@@ -107,7 +116,7 @@ def test_compiled_equals_reference_on_random_traces(kind):
     @given(params=ALGORITHMS[kind], data=st.data())
     def check(params, data):
         limiter = make(algorithm_of(kind), **params)
-        trace = data.draw(traces(limiter.max_cost, whole=limiter.name == "nginx"))
+        trace = data.draw(traces(limiter.max_cost, whole=limiter.name in REQUESTS_ONLY))
         compiled, reference = both(limiter, trace, details=True)
         assert_same(compiled, reference)
         lean = replay(limiter, trace, progress=False)  # details=False: the same three columns
@@ -169,6 +178,17 @@ TIMELINE = [
     ("nginx", {"rate": 0.01, "burst": 0},
      [(0, 0), (59.999, 1), (61, 0)],
      [1, 1, 0], [0, 0, 0], [0, 0, 0]),
+    # haproxy gt 2 per second: the refused third request counts; at 1.2 s the period rotates
+    # (prev 3, weight 0.8: 1 + 2 = 3 > 2, counted), at 1.9 s 2 + 3 x 0.1 floored = 2 passes;
+    # after two idle periods it starts afresh. The counter is the rate before the request.
+    ("haproxy", {"period": 1, "limit": 2},
+     [(0.0005, 0), (0.0005, 0), (0.0005, 0), (1.2, 0), (1.9, 0), (5, 0)],
+     [1, 1, 0, 0, 1, 1], [0, 1, 2, 2, 1, 0], None),
+    # a period of 2 ms from a key first seen at ms 1 begins at ms 0 (even): at ms 3 it has
+    # rotated once (prev 3, 1 ms of 2 left: 1 + 3 // 2 = 2), where from ms 1 it would not have
+    ("haproxy", {"period": 0.002, "limit": 2},
+     [(0.001, 0), (0.001, 0), (0.001, 0), (0.003, 0)],
+     [1, 1, 0, 1], [0, 1, 2, 1], None),
 ]
 
 
@@ -211,6 +231,8 @@ RECORDED_LIMITERS = [
     ("gcra", {"rate": 0.2, "burst": 4}),
     ("nginx", {"rate": 0.2, "burst": 4}),
     ("nginx", {"rate": 0.01, "burst": 2, "nodelay": True}),
+    ("haproxy", {"period": 60, "limit": 10}),
+    ("haproxy", {"period": 10, "limit": 5, "compare": "ge", "expire": 5}),
 ]
 
 
@@ -269,6 +291,8 @@ def default_params(name: str) -> dict:
         return {"rate": 1, "capacity": 2}
     if name in ("gcra", "nginx"):
         return {"rate": 1, "burst": 1}
+    if name == "haproxy":
+        return {"period": 1, "limit": 2}
     return {"limit": 2, "window": 1}
 
 
@@ -280,6 +304,7 @@ def default_params(name: str) -> dict:
     ("sliding-window-counter", {"limit": 3, "window": 0.3}, 1000.3, 0.05),
     ("gcra", {"rate": 3, "burst": 0}, 1.7e9 + 0.3, 0.05),
     ("nginx", {"rate": 7, "burst": 1}, 1.0, 0.0505),  # times on half milliseconds
+    ("haproxy", {"period": 0.7, "limit": 3}, 1.7e9 + 0.3, 0.0505),
 ])
 def test_retry_after_nudged_past_float_rounding_as_the_reference_does(name, params, start, gap):
     """Requests paced at about the limit, at awkward times: many a closed-form wait falls an
@@ -298,14 +323,17 @@ def test_retry_after_nudged_past_float_rounding_as_the_reference_does(name, para
 
 
 @pytest.mark.parametrize("engine", ["compiled", "reference"])
-def test_nginx_refuses_a_cost_column_other_than_one(engine):
-    """nginx counts requests: a cost of 0.5 must not pass as one request, in either engine."""
+@pytest.mark.parametrize("name, params", [("nginx", {"rate": 1, "burst": 1}),
+                                          ("haproxy", {"period": 1, "limit": 2})])
+def test_nginx_refuses_a_cost_column_other_than_one(engine, name, params):
+    """nginx and haproxy count requests: a cost of 0.5 must not pass as one request, in
+    either engine."""
     trace = Trace(np.array([0.0, 1.0, 2.0]), np.zeros(3, dtype=np.int32),
                   np.array([1.0, 0.5, 1.0]))
-    with pytest.raises(ValueError, match=r"cost\[1\]=0.5"):
-        replay(make("nginx", rate=1, burst=1), trace, engine=engine, progress=False)
+    with pytest.raises(ValueError, match=rf"cost\[1\]=0.5: {name} counts requests"):
+        replay(make(name, **params), trace, engine=engine, progress=False)
     ones = Trace(trace.time, trace.key, np.ones(3))
-    assert replay(make("nginx", rate=1, burst=1), ones, engine=engine,
+    assert replay(make(name, **params), ones, engine=engine,
                   progress=False).allowed.tolist() == [True, True, True]
 
 
@@ -323,6 +351,7 @@ def test_bad_input_names_the_problem(engine):
 @pytest.mark.parametrize("name, params", [("gcra", {"rate": 1, "burst": 0}),
                                           ("nginx", {"rate": 1, "burst": 0}),
                                           ("nginx", {"rate": 1e14, "burst": 10**11}),
+                                          ("haproxy", {"period": 1, "limit": 1}),
                                           ("token-bucket", {"rate": 1, "capacity": 1})])
 def test_engines_agree_at_huge_times_and_both_refuse_beyond_int64_ticks(name, params):
     """Times are whole microseconds in both engines: at 5e9 s and at 4e12 s they agree (the
@@ -342,13 +371,14 @@ def test_engines_agree_at_huge_times_and_both_refuse_beyond_int64_ticks(name, pa
 @pytest.mark.parametrize("times, bad", [([-5e12, -4e12, 1.0, 5e12], "-5000000000000.0"),
                                         ([1.0, 4.7e12, 5e12, 6e12], "4700000000000.0"),
                                         ([-6e12, -5e12, 2.0], "-6000000000000.0")])
-@pytest.mark.parametrize("name", ["token-bucket", "fixed-window", "gcra", "nginx"])
+@pytest.mark.parametrize("name", ["token-bucket", "fixed-window", "gcra", "nginx", "haproxy"])
 def test_both_engines_refuse_the_first_time_beyond_int64_ticks(name, times, bad):
     """The compiled engine reads only a trace's ends (its times are sorted) and bisects for
     the first time beyond the bound: the error names the request the reference stops at."""
     lim = make(name, **{"token-bucket": {"rate": 1, "capacity": 5}, "fixed-window":
                         {"limit": 5, "window": 1}, "gcra": {"rate": 1, "burst": 4},
-                        "nginx": {"rate": 1, "burst": 4}}[name])
+                        "nginx": {"rate": 1, "burst": 4},
+                        "haproxy": {"period": 1, "limit": 4}}[name])
     trace = Trace(np.array(times), np.zeros(len(times), dtype=np.int32))
     for engine in ("compiled", "reference"):
         with pytest.raises(ValueError, match=rf"now={bad} is beyond"):

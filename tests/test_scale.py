@@ -84,23 +84,26 @@ def test_the_in_process_executor_keeps_part_order():
 
 
 @pytest.mark.slow
-def test_synthetic_population_same_figures(client):
+@pytest.mark.parametrize("counter", ["sliding-window-counter", "haproxy"])
+def test_synthetic_population_same_figures(client, counter):
     pop = Population(sources=600, requests=300_000, chunk_requests=40_000, seed=3)
-    here = analyse_population(pop, 50, 60, "both", progress=False)
-    there = population_tally(client, pop, 50, 60, "both", progress=False)
+    here = analyse_population(pop, 50, 60, "both", progress=False, counter=counter)
+    there = population_tally(client, pop, 50, 60, "both", progress=False, counter=counter)
     assert pop.n_chunks > 2 and here.to_dict() == there.to_dict()
+    assert here.to_dict()["counter"] == counter
     assert here.summary("estimate")["false allows"] > 0  # the comparison has something in it
 
 
 @pytest.mark.slow
-def test_recorded_trace_same_figures(client, data_dir):
+@pytest.mark.parametrize("counter", ["sliding-window-counter", "haproxy"])
+def test_recorded_trace_same_figures(client, data_dir, counter):
     from ratelab import datasets
 
     trace = datasets.load("epa-http", progress=False, warn=False)
-    here = trace_tally(trace, 20, 60, part_requests=8000, progress=False)
+    here = trace_tally(trace, 20, 60, part_requests=8000, progress=False, counter=counter)
     there = trace_tally(trace, 20, 60, engine="dask", client=client, part_requests=8000,
-                          progress=False)
-    assert here.to_dict() == there.to_dict()
+                          progress=False, counter=counter)
+    assert here.to_dict() == there.to_dict() and here.counter == counter
     assert here.requests == 47_748 and here.over > 0
 
 

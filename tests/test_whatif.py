@@ -103,6 +103,37 @@ def test_retry_after_percentiles_by_hand():
     assert r["retry_after"]["min_s"] == 4
 
 
+def test_a_haproxy_rule_by_hand_counts_what_it_refuses():
+    """gt 2 per 10 s: A's 5 at t = 0 pass 2, and each refusal is counted: the k-th finds
+    k + 2 in the period, and a request passes in the next one once 1 + (k + 2) x remain // 10
+    <= 2, at remain < 20 / (k + 2) s: at 13.334, 15.001 and 16.001 s (Retry-After 14, 16 and
+    17). C's 4 at 7200: its two refusals the same as A's first two."""
+    r = what_if(HAND, ["haproxy period=10 limit=2"])["policies"][0]
+    assert (r["requests_limited"], r["clients_limited"]) == (5, 2)
+    assert r["retry_after"]["histogram"] == [
+        {"retry_after_s": s, "responses_429": n} for s, n in ((14, 2), (16, 2), (17, 1))]
+
+
+def test_haproxy_and_nginx_policies_carry_the_lines_that_deploy_them(capsys):
+    policies = ["haproxy period=10 limit=2", "nginx rate=0.5 burst=1 nodelay=true",
+                "nginx rate=0.123 burst=1", BUCKET]
+    rec = what_if(HAND, policies)
+    lines = [p["config"] for p in rec["policies"]]
+    assert lines[0] == parse_policy(policies[0]).limiter().config()
+    assert "sc_http_req_rate(0) gt 2" in lines[0] and "track-sc0 src" in lines[0]
+    assert "limit_req_zone $binary_remote_addr zone=ratelab:10m rate=30r/m;" in lines[1]
+    assert "limit_req zone=ratelab burst=1 nodelay;" in lines[1]
+    assert lines[2].startswith("# nginx cannot run this policy as replayed: rate=0.123")
+    assert lines[3] is None and rec["policies"][3]["server"] is None
+    assert [p["server"] for p in rec["policies"][:2]] == ["haproxy", "nginx"]
+    argv = ["what-if", "--dataset", "nasa-1995-07-clf-sample", "--no-progress"]
+    assert main(argv + ["--policy", policies[0], "--policy", policies[1]]) == 0
+    out = capsys.readouterr().out
+    assert "[1] in haproxy, limiting by the client's address:" in out
+    assert "    http-request deny deny_status 429 hdr Retry-After 20 " in out
+    assert "    limit_req zone=ratelab burst=1 nodelay;" in out
+
+
 def test_tallies_of_disjoint_clients_add_up_to_the_whole():
     rng = np.random.default_rng(7)
     n = 4000

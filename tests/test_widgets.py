@@ -90,7 +90,7 @@ def test_time_the_boundary_shows_the_fixed_window_exploit():
 def test_time_the_boundary_is_not_offered_where_there_is_no_boundary():
     for name in NAMES:
         live = LiveLimiter(name, clock=ManualClock())
-        windowed = hasattr(live.limiter, "window")
+        windowed = live.limiter.window_s is not None
         assert live.boundary_button.disabled is (not windowed), name
         if not windowed:
             assert "no window boundary" in live.boundary_button.tooltip

@@ -1,4 +1,5 @@
-"""Analysis: the sliding window counter's approximation error, and worst-case schedules.
+"""Analysis: the sliding window counter's approximation error (the calendar-aligned counter's,
+or HAProxy's), and worst-case schedules.
 
     >>> from ratelab.analysis import approximation_error
     >>> approximation_error(trace, limit=50, window=60, mode="both")   # doctest: +SKIP
@@ -9,11 +10,12 @@ the whole of ``ratelab error-analysis``), :mod:`ratelab.analysis.worst_case` for
 that push each algorithm furthest past its limit.
 """
 
-from .error import (MODES, ErrorTally, analyse_groups, analyse_sources, approximation_error,
-                    by_source, format_table, groups_table, peak_per_source, record_table,
-                    tally, thresholds)
+from .error import (COUNTERS, MODES, ErrorTally, analyse_groups, analyse_sources,
+                    approximation_error, by_source, format_table, groups_table, peak_per_source,
+                    record_table, side_by_side, tally, thresholds)
 from .stream import analyse_population, run_error_analysis, trace_tally
 
-__all__ = ["MODES", "ErrorTally", "analyse_groups", "analyse_sources", "approximation_error",
-           "by_source", "format_table", "groups_table", "peak_per_source", "record_table",
-           "tally", "thresholds", "analyse_population", "run_error_analysis", "trace_tally"]
+__all__ = ["MODES", "COUNTERS", "ErrorTally", "analyse_groups", "analyse_sources",
+           "approximation_error", "by_source", "format_table", "groups_table", "peak_per_source",
+           "record_table", "side_by_side", "tally", "thresholds", "analyse_population",
+           "run_error_analysis", "trace_tally"]

@@ -17,6 +17,13 @@ not publish the method; here it is, in two named modes:
     compared. The relative error is the counter's estimate against the exact count of what the
     counter itself admitted (plus the request).
 
+``counter="haproxy"`` puts HAProxy's stick-table counter (:mod:`ratelab.limiters.haproxy`,
+``http_req_rate(<window>)`` compared ``gt limit``) in the calendar-aligned counter's place, in
+both modes: its periods start at each source's first request, its blend is in whole requests,
+and it counts every request, refused or not — in admission mode too, since that is what HAProxy
+does (the exact log still counts only what it admitted). The window must then be a whole number
+of milliseconds and the limit a whole number, as HAProxy's are.
+
 A source is *over the threshold* when some trailing window (t - W, t] holds more than `limit`
 of its requests (then the exact log rejects at least one in either mode). A *false negative*
 is a source over the threshold that the counter never limited; a *false positive* a source the
@@ -34,11 +41,15 @@ import numpy as np
 import pandas as pd
 
 from ..clock import window_ticks
+from ..limiters import haproxy
 from ..limiters.base import positive
 from ..scale.merge import add_fields
 from . import kernels
 
 MODES = ("estimate", "admission")
+COUNTERS = ("sliding-window-counter", "haproxy")
+"""The counters compared with the exact log: the calendar-aligned sliding window counter
+(Cloudflare's), and HAProxy's (periods from each source's first request)."""
 PERCENTILES = (50.0, 99.0, 99.9)
 DEFAULT_QUANTILES = (0.9, 0.99, 0.999)
 """Quantiles of the per-source peak counts where :func:`thresholds` puts limits by default."""
@@ -78,6 +89,29 @@ def check_mode(mode: str) -> tuple[str, ...]:
     if mode in MODES:
         return (mode,)
     raise ValueError(f"mode must be 'estimate', 'admission' or 'both', got {mode!r}")
+
+
+def check_counter(counter: str, limit: float | None = None, window: float | None = None) -> str:
+    """`counter` if it is one of COUNTERS, else ValueError naming it; for "haproxy", ValueError
+    naming `limit` or `window` unless they are a whole number and whole milliseconds."""
+    if counter not in COUNTERS:
+        raise ValueError(f"counter must be one of {', '.join(COUNTERS)}, got {counter!r}")
+    if counter == "haproxy":
+        if window is not None:
+            haproxy.whole_ms("window", window)
+        if limit is not None:
+            haproxy_rule(limit, 1.0)
+    return counter
+
+
+def haproxy_rule(limit: float, window: float) -> haproxy.HAProxyRate:
+    """The HAProxy rule ``gt limit`` over a period of `window` (default expire: two periods,
+    where expiry changes no decision); ValueError naming limit or window."""
+    if limit != int(limit):
+        raise ValueError(f"limit must be a whole number for HAProxy's counter (its rule "
+                         f"compares a whole rate), got {limit!r}")
+    return haproxy.HAProxyRate(period=haproxy.whole_ms("window", window) / 1000,
+                               limit=int(limit))
 
 
 def by_source(trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -134,6 +168,7 @@ class ErrorTally:
     limit: float = field(metadata={"add": "same"})
     window: float = field(metadata={"add": "same"})
     modes: tuple[str, ...] = field(metadata={"add": "same"})
+    counter: str = field(default="sliding-window-counter", metadata={"add": "same"})
     sources: int = 0
     over: int = 0  # sources over the threshold
     peak_max: int = field(default=0, metadata={"add": "max"})
@@ -242,7 +277,7 @@ class ErrorTally:
 
     def to_dict(self) -> dict:
         """Parameters and every mode's figures (snake_case keys, see :data:`KEYS`), for JSON."""
-        return {"limit": self.limit, "window_s": self.window,
+        return {"counter": self.counter, "limit": self.limit, "window_s": self.window,
                 "modes": {m: self.record(m) for m in self.modes}}
 
 
@@ -250,9 +285,19 @@ def record_table(figures: dict) -> pd.DataFrame:
     """The table of :meth:`ErrorTally.table` from the tally's record (:meth:`ErrorTally.to_dict`,
     as ``ratelab error-analysis --json`` prints it): the same rows, columns and numbers."""
     label = {key: text for text, key in KEYS.items()}
-    df = pd.DataFrame({m: pd.Series({label[k]: v for k, v in fig.items()}, dtype=float)
+    # a record written before the keys were snake_case holds the labels themselves
+    df = pd.DataFrame({m: pd.Series({label.get(k, k): v for k, v in fig.items()}, dtype=float)
                        for m, fig in figures["modes"].items()})
     df.index.name = f"limit {figures['limit']:g} per {figures['window_s']:g} s"
+    return df
+
+
+def side_by_side(records) -> pd.DataFrame:
+    """The tables of several records (:func:`record_table`), one column per (counter, mode):
+    the calendar-aligned counter and HAProxy's on the same traffic, side by side. A record
+    written before records named their counter is the calendar-aligned counter's."""
+    df = pd.concat({r.get("counter", COUNTERS[0]): record_table(r) for r in records}, axis=1)
+    df.columns.names = ["counter", "mode"]
     return df
 
 
@@ -308,14 +353,17 @@ def _plain(d: dict) -> dict:
 
 
 def analyse_sources(time: np.ndarray, starts: np.ndarray, limit: float, window: float,
-                    modes: tuple[str, ...] = MODES) -> ErrorTally:
-    """The tally of sources given as concatenated sorted times and their `starts`."""
+                    modes: tuple[str, ...] = MODES,
+                    counter: str = "sliding-window-counter") -> ErrorTally:
+    """The tally of sources given as concatenated sorted times and their `starts`, `counter`
+    against the exact log."""
     limit = positive("limit", limit)
     window = positive("window", window)
+    rule = haproxy_rule(limit, window) if check_counter(counter) == "haproxy" else None
     ticks = kernels.as_ticks(time)
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     n_src = len(starts) - 1
-    tally = ErrorTally(limit, window, modes, sources=n_src)
+    tally = ErrorTally(limit, window, modes, counter, sources=n_src)
     # the estimate pass writes the peaks as it goes; without it first, count them up front
     wt = window_ticks(window)
     peak = kernels.peak_counts(ticks, starts, wt) if modes[0] != "estimate" else None
@@ -325,12 +373,21 @@ def analyse_sources(time: np.ndarray, starts: np.ndarray, limit: float, window: 
         erej = np.zeros(n_src, np.int64)
         if m == "estimate":
             est_peak = np.zeros(n_src, np.int64)
-            kernels.estimate_pass(ticks, starts, limit, wt, t.counts, t.relsum, t.hist,
-                                  est_peak, crej, erej)
+            if rule is None:
+                kernels.estimate_pass(ticks, starts, limit, wt, t.counts, t.relsum, t.hist,
+                                      est_peak, crej, erej)
+            else:
+                kernels.haproxy_estimate_pass(ticks, starts, limit, rule.admits, rule.period_ms,
+                                              rule.expire_ms, wt, t.counts, t.relsum, t.hist,
+                                              est_peak, crej, erej)
             peak = est_peak if peak is None else peak
-        else:
+        elif rule is None:
             kernels.admission_pass(ticks, starts, limit, wt, t.counts, t.relsum, t.hist,
                                    crej, erej)
+        else:
+            kernels.haproxy_admission_pass(ticks, starts, limit, rule.admits, rule.period_ms,
+                                           rule.expire_ms, wt, t.counts, t.relsum, t.hist,
+                                           crej, erej)
         over = peak > limit
         limited = crej > 0
         t.false_negative_peaks = peak[over & ~limited].tolist()
@@ -352,7 +409,8 @@ def select_sources(time: np.ndarray, starts: np.ndarray, which: np.ndarray):
 
 
 def analyse_groups(time: np.ndarray, starts: np.ndarray, labels: np.ndarray, limit: float,
-                   window: float, modes: tuple[str, ...] = MODES) -> dict:
+                   window: float, modes: tuple[str, ...] = MODES,
+                   counter: str = "sliding-window-counter") -> dict:
     """One tally per distinct label (one label per source), plus the split by threshold.
 
     Keys: each label, then "over the threshold" and "never over" (by the source's peak count
@@ -367,27 +425,30 @@ def analyse_groups(time: np.ndarray, starts: np.ndarray, labels: np.ndarray, lim
     groups = [(lab, labels == lab) for lab in np.unique(labels)]
     groups += [("over the threshold", peak > limit), ("never over", peak <= limit)]
     return {(lab.item() if hasattr(lab, "item") else lab):
-            analyse_sources(*select_sources(time, starts, sel), limit, window, modes)
+            analyse_sources(*select_sources(time, starts, sel), limit, window, modes, counter)
             for lab, sel in groups}
 
 
-def tally(trace, limit: float, window: float, mode: str = "both") -> ErrorTally:
+def tally(trace, limit: float, window: float, mode: str = "both",
+          counter: str = "sliding-window-counter") -> ErrorTally:
     """The :class:`ErrorTally` of a whole trace (every key a source)."""
     modes = check_mode(mode)
     time, starts, _ = by_source(trace)
-    return analyse_sources(time, starts, limit, window, modes)
+    return analyse_sources(time, starts, limit, window, modes, counter)
 
 
-def approximation_error(trace, limit: float, window: float, mode: str = "both"):
+def approximation_error(trace, limit: float, window: float, mode: str = "both",
+                        counter: str = "sliding-window-counter"):
     """The Cloudflare-style table comparing the sliding window counter with the exact log.
 
     `limit` requests per `window` seconds, per source (key) of `trace`; `mode` is
-    "estimate", "admission" or "both" (see the module docstring). Rows: requests, sources,
+    "estimate", "admission" or "both" (see the module docstring); `counter` the
+    calendar-aligned counter (default) or "haproxy", HAProxy's. Rows: requests, sources,
     % wrong decisions (false allows and false rejects apart), mean and percentiles of
     |estimate - real| / real, sources over the threshold never limited (false negatives, with
     how far above they ran) and sources limited that never went over (false positives).
     """
-    return tally(trace, limit, window, mode).table()
+    return tally(trace, limit, window, mode, counter).table()
 
 
 def peak_per_source(trace, window: float) -> pd.Series:

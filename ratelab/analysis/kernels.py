@@ -17,6 +17,10 @@ too (``window_ticks``):
 * sliding window counter: ``k = fixed_window.index_of(t, W)`` and ``sliding_counter.step``
   (the counts rolled to window k, ``prev * weight + cur``, the same admit rule).
 
+``haproxy_estimate_pass`` and ``haproxy_admission_pass`` are the same two passes with HAProxy's
+counter (``limiters.haproxy.step``: periods from each source's first request, every request
+counted, the blend in whole requests) in place of the calendar-aligned one.
+
 Every request costs 1. Compiled on first use (numba's cache keeps the machine code on disk);
 nothing is compiled at import time.
 """
@@ -31,6 +35,7 @@ from ..kernel_cache import watch_limiters
 from .. import clock
 from ..limiters import base
 from ..limiters import fixed_window as fw
+from ..limiters import haproxy as hp
 from ..limiters import sliding_counter as sc
 from ..limiters import sliding_log as sl
 from ..replay.kernels import ticks_of
@@ -218,3 +223,123 @@ def peak_counts(ticks, starts, window_ticks):
                 pk = i - lo + 1
         peak[s] = pk
     return peak
+
+
+# ---------------------------------------------------------------- HAProxy's counter
+
+for _fn in (hp.ms_of, hp.even, hp.counted, hp.blend, hp.step):
+    register_jitable(_fn)
+
+
+@njit(cache=CACHE)
+def haproxy_estimate_pass(ticks, starts, limit, admits, period, expire, window_ticks, counts,
+                          relsum, hist, peak, counter_rej, exact_rej):
+    """:func:`estimate_pass` with HAProxy's counter: its rate including request i
+    (``haproxy.step``: curr + prev x remain // period, in ms `period`, entries expiring after
+    `expire` ms) against the exact count of (t - W, t], W = `window_ticks`, the same period.
+    `admits` is the most the rule passes (the whole `limit`); HAProxy counts every request, as
+    this mode does."""
+    n_src = len(starts) - 1
+    for s in range(n_src):
+        a = starts[s]
+        b = starts[s + 1]
+        lo = a
+        tick, curr, prev, touched = 0, 0, 0, hp.NO_TOUCH
+        pk = 0
+        crej = 0
+        erej = 0
+        for i in range(a, b):
+            t = ticks[i]
+            while sl.has_left(ticks[lo], t, window_ticks):
+                lo += 1
+            exact = i - lo + 1
+            e_ok, _, _ = window_step(i - lo, 1.0, limit, True)  # the log, counting all
+            now_ms = hp.ms_of(t)
+            found, c_ok, tick, curr, prev = hp.step(tick, curr, prev, touched, now_ms, period,
+                                                    expire, admits)
+            touched = now_ms
+            est = found + 1.0
+            if exact > pk:
+                pk = exact
+            if not c_ok:
+                crej += 1
+            if not e_ok:
+                erej += 1
+                if c_ok:
+                    counts[FALSE_ALLOW] += 1
+            elif not c_ok:
+                counts[FALSE_REJECT] += 1
+            rel = abs(est - exact) / exact
+            relsum[0] += rel
+            if rel > relsum[1]:
+                relsum[1] = rel
+            hist[_bin(rel)] += 1
+        counts[REQUESTS] += b - a
+        counts[EXACT_REJECT] += erej
+        counts[COUNTER_REJECT] += crej
+        peak[s] = pk
+        counter_rej[s] = crej
+        exact_rej[s] = erej
+
+
+@njit(cache=CACHE)
+def haproxy_admission_pass(ticks, starts, limit, admits, period, expire, window_ticks, counts,
+                           relsum, hist, counter_rej, exact_rej):
+    """:func:`admission_pass` with HAProxy's counter: the exact log counts what it admitted;
+    HAProxy's counter counts every request, refused or not, as HAProxy does (that is what this
+    mode measures for it). The relative error is its rate including the request against the
+    exact number of requests it admitted in (t - W, t], plus this one."""
+    n_src = len(starts) - 1
+    longest = 0
+    for s in range(n_src):
+        if starts[s + 1] - starts[s] > longest:
+            longest = starts[s + 1] - starts[s]
+    log = np.empty(longest, np.int64)  # ticks the log admitted (a queue)
+    ctr = np.empty(longest, np.int64)  # ticks HAProxy's rule admitted
+    for s in range(n_src):
+        a = starts[s]
+        b = starts[s + 1]
+        lh = 0
+        ln = 0
+        ch = 0
+        cn = 0
+        tick, curr, prev, touched = 0, 0, 0, hp.NO_TOUCH
+        crej = 0
+        erej = 0
+        for i in range(a, b):
+            t = ticks[i]
+            while lh < ln and sl.has_left(log[lh], t, window_ticks):
+                lh += 1
+            e_ok, _, _ = window_step(ln - lh, 1.0, limit, False)
+            if e_ok:
+                log[ln] = t
+                ln += 1
+            else:
+                erej += 1
+            now_ms = hp.ms_of(t)
+            found, c_ok, tick, curr, prev = hp.step(tick, curr, prev, touched, now_ms, period,
+                                                    expire, admits)
+            touched = now_ms
+            while ch < cn and sl.has_left(ctr[ch], t, window_ticks):
+                ch += 1
+            real = (cn - ch) + 1.0
+            if c_ok:
+                ctr[cn] = t
+                cn += 1
+            else:
+                crej += 1
+            if not e_ok:
+                if c_ok:
+                    counts[FALSE_ALLOW] += 1
+            elif not c_ok:
+                counts[FALSE_REJECT] += 1
+            rel = abs(found + 1.0 - real) / real
+            relsum[0] += rel
+            if rel > relsum[1]:
+                relsum[1] = rel
+            hist[_bin(rel)] += 1
+        counts[REQUESTS] += b - a
+        counts[EXACT_REJECT] += erej
+        counts[COUNTER_REJECT] += crej
+        counter_rej[s] = crej
+        exact_rej[s] = erej

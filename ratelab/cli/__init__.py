@@ -58,6 +58,10 @@ COMMANDS: list[tuple[str, str, str, str]] = [
      "measure the Dask engine: beyond memory, and against in-process"),
     ("compile", "ratelab.cli.compile", "add_compile",
      "compile the numba kernels a first command needs, into the cache, once"),
+    ("haproxy-config", "ratelab.cli.config", "add_haproxy_config",
+     "print the HAProxy lines (stick table, track, deny) of a haproxy policy"),
+    ("nginx-config", "ratelab.cli.config", "add_nginx_config",
+     "print the nginx lines (limit_req_zone, limit_req) of an nginx policy"),
 ]
 
 NAMES = tuple(name for name, *_ in COMMANDS)

@@ -6,6 +6,7 @@
     ratelab error-analysis --trace access.log.gz --format clf --limit 300 --json
     ratelab error-analysis --synthetic --engine dask --scheduler tcp://scheduler:8786 ...
     ratelab error-analysis --parquet trace-parts/ --engine dask --limit 100 --window 60
+    ratelab error-analysis --dataset epa-http --window 60 --counter haproxy
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from pathlib import Path
 from .. import datasets
 from ..analysis import calibrate
 from ..analysis.calibrate import CLOUDFLARE_2017, LABELS, SPACE
-from ..analysis.error import DEFAULT_QUANTILES, format_table, record_table
+from ..analysis.error import (COUNTERS, DEFAULT_QUANTILES, check_counter, format_table,
+                              record_table)
 from ..analysis.stream import run_error_analysis
 from ..scale.parts import is_partitioned
 from ..traces.population import Population
 from .engine import add_engine_options
 from .page import add_report, write_report
-from .support import (EnvironmentFailure, UsageError, command, count, flags,
+from .support import (EnvironmentFailure, UsageError, choices_help, command, count, flags,
                       non_negative_number, non_negative_seconds, positive, quantile,
                       seconds, seed, share, show, whole, words)
 from .traces import add_input_options, read_input
@@ -92,7 +94,9 @@ def add(sub) -> None:
         description="Compare the sliding window counter with the exact sliding log on the "
                     "same requests, per source, and print the Cloudflare-style table: "
                     "wrong decisions, false allows and rejects, the estimate's relative "
-                    "error, false negatives and positives.\n\n"
+                    "error, false negatives and positives. --counter haproxy puts HAProxy's "
+                    "counter (http_req_rate, compared gt the limit) in the calendar-aligned "
+                    "counter's place.\n\n"
                     "modes:\n"
                     "  estimate   every request counts; the counter's estimate against the "
                     "exact\n             trailing count, as a monitoring system sees it\n"
@@ -124,6 +128,12 @@ def add(sub) -> None:
                    help="the limiter's window: its length")
     p.add_argument("--mode", choices=("estimate", "admission", "both"), default="both",
                    help="estimate, admission or both (see modes above)")
+    p.add_argument("--counter", choices=COUNTERS, default=COUNTERS[0],
+                   help=choices_help("the counter compared with the exact log", {
+                       "sliding-window-counter": "Cloudflare's, its windows on the calendar",
+                       "haproxy": "HAProxy's http_req_rate, its periods from each source's "
+                                  "first request, every request counted (whole limit, window "
+                                  "in whole ms)"}))
     p.add_argument("--quantiles", type=quantile, nargs="+", default=None,
                    help="for a trace without --limit: limits at these quantiles of the "
                         "per-source peak count in a window (default: "
@@ -187,12 +197,14 @@ def run(args) -> dict:
     population_flags = ({f.name: f"--{f.name.replace('_', '-')}" for f in fields(Population)}
                         if args.synthetic else {})
     with flags(limit="--limit", window="--window", workers="--workers", **population_flags):
+        check_counter(args.counter, args.limit, args.window)  # before a trace is read
         data, source, limit = _data(args)
         out = run_error_analysis(
             data, limit, args.window, args.mode, source=source, quantiles=args.quantiles,
             by_behaviour=args.synthetic and args.by_behaviour, engine=args.engine,
             scheduler=args.scheduler, workers=args.workers, parts_dir=args.parts_dir,
-            part_requests=_part_requests(args), progress=not args.no_progress)
+            part_requests=_part_requests(args), progress=not args.no_progress,
+            counter=args.counter)
     if args.report is not None:
         from ..analysis.page import write_page  # here: matplotlib, for a page only
         write_report(args, write_page, {"command": reproduce(args), **out})
@@ -237,19 +249,20 @@ def _render(args, record: dict) -> None:
         requests = next(iter(record["modes"].values()))["requests"]
         print(f"synthetic population: {pop['sources']:,} sources, {requests:,} requests "
               f"over {pop['duration_s']:g} s (seed {pop['seed']}); limit {record['limit']:g} "
-              f"per {record['window_s']:g} s")
+              f"per {record['window_s']:g} s; counter {record['counter']}")
         print(format_table(record_table(record)))
         print(f"\n{run['wall_s']} s wall, {run['chunks']} chunks on "
               f"{run['workers']} processes ({run['engine']}); peak RSS "
               f"{run['main_mb']} MB (this process)", file=sys.stderr)
     elif args.parquet:
         print(f"{record['source']}: {record['requests']:,} requests, {record['sources']:,} "
-              f"sources; limit {record['limit']:g} per {record['window_s']:g} s")
+              f"sources; limit {record['limit']:g} per {record['window_s']:g} s; counter "
+              f"{record['counter']}")
         print(format_table(record_table(record)))
         print(f"\n{record['run']['wall_s']:.2f} s wall ({args.engine})", file=sys.stderr)
     else:
         for r in record["results"]:
-            head = f"limit {r['limit']:g} per {r['window_s']:g} s"
+            head = f"{r['counter']}: limit {r['limit']:g} per {r['window_s']:g} s"
             if r["quantile"] is not None:
                 head += f" = the {100 * r['quantile']:g}th percentile of per-source peak counts"
             print(f"\n{head}\n{format_table(record_table(r))}")
@@ -281,6 +294,8 @@ def reproduce(args) -> str:
     else:
         words += ["--quantiles", *(_number(q) for q in args.quantiles)]
     words += ["--window", _number(args.window), "--mode", args.mode]
+    if args.counter != COUNTERS[0]:
+        words += ["--counter", args.counter]
     if args.synthetic and getattr(args, "by_behaviour", False):
         words.append("--by-behaviour")
     if args.engine != "inprocess":

@@ -165,6 +165,10 @@ def render(record: dict) -> str:
     if record.get("load_report") is not None:  # what was read, and what was left out
         lines += [describe(record["load_report"]), ""]
     lines += [f"{n} {p['policy']}" for n, p in zip(names, pols)] + [""]
+    for n, p in zip(names, pols):  # what deploys the rule just replayed
+        if p.get("config"):
+            lines += [f"{n} in {p['server']}, limiting by the client's address:",
+                      p["config"], ""]
     rows = {}
     for n, p in zip(names, pols):
         b, r, w = p["backend"], p["retry_after"], p["worst_minute"]

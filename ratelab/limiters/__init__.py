@@ -15,6 +15,7 @@ from .base import Decision, Limiter
 from .concurrency import ConcurrencyLimiter, Lease
 from .fixed_window import FixedWindow
 from .gcra import GCRA
+from .haproxy import HAProxyRate
 from .leaky_bucket import LeakyBucket
 from .multi import MultiDecision, MultiKeyLimiter
 from .nginx import NginxLimitReq
@@ -48,6 +49,6 @@ make.__doc__ += "\n" + registry_doc() + "\n"
 
 __all__ = ["Decision", "Limiter", "make", "NAMES", "REGISTRY", "TokenBucket", "BucketState",
            "take", "LeakyBucket", "FixedWindow", "SlidingWindowLog", "SlidingWindowCounter",
-           "GCRA", "NginxLimitReq",
+           "GCRA", "NginxLimitReq", "HAProxyRate",
            # not in the registry: they answer other questions than allow(key, now, cost)
            "MultiKeyLimiter", "MultiDecision", "ConcurrencyLimiter", "Lease"]

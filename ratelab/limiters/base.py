@@ -206,6 +206,10 @@ class Limiter:
     """Settings of the required parameters that admit about 100 requests per second: the
     command line's defaults (``ratelab storm --limiter NAME`` without ``--param``)."""
 
+    server: str | None = None
+    """The server whose rule this algorithm models ("nginx", "haproxy"), whose configuration
+    lines ``config(key)`` prints; None for the others."""
+
     @property
     def rate_per_s(self) -> PerSecond:
         """The long-run rate admitted, in cost units per second."""

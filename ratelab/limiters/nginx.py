@@ -37,6 +37,15 @@ from dataclasses import dataclass
 from .base import Decision, Limiter, PerSecond, Seconds, budget_args, positive, whole
 from ..clock import seconds_until
 
+KEY = "$binary_remote_addr"
+"""What the printed lines limit by default: the client's address."""
+
+ZONE = "ratelab"
+"""The shared memory zone the printed lines name."""
+
+ZONE_SIZE = "10m"
+"""Its size: about 160,000 addresses (nginx keeps a node of 64 bytes per key)."""
+
 EXPIRE_IDLE_MS = 60_000
 """nginx deletes a least-recently-used node idle this long (ms) whose excess has drained."""
 
@@ -169,6 +178,7 @@ class NginxLimitReq(Limiter):
 
     can_shape = True
     example = {"rate": 100.0, "burst": 100}
+    server = "nginx"
 
     def __init__(self, rate: PerSecond, burst: int = 0, nodelay: bool = False,
                  delay: int = 0) -> None:
@@ -271,6 +281,12 @@ class NginxLimitReq(Limiter):
             del self._state[key]
             self._last.pop(key, None)
 
+    def config(self, key: str | None = None, zone: str = ZONE) -> str:
+        """The nginx lines that deploy this limit_req, `key` the variable it limits by
+        (``$binary_remote_addr``: the client's address; ``$http_x_api_key`` ...):
+        :func:`config_lines`."""
+        return config_lines(self, KEY if key is None else key, zone)
+
     def _inspect(self, node: Node | None, now: float, now_t: int) -> dict:
         if node is None:
             return {"excess": 0.0, "burst": self.burst, "known": False}
@@ -278,3 +294,44 @@ class NginxLimitReq(Limiter):
         return {"excess": drained(excess_left(node.excess, node.last, now_ms, self.rate_milli,
                                               self.ms_cap)) / 1000,
                 "burst": self.burst, "known": True}
+
+
+def rate_text(rate_milli: int) -> str:
+    """nginx's ``rate=`` for a rate of `rate_milli` thousandths of a request per second:
+    ``Nr/s``, or ``Nr/m`` where nginx's own arithmetic (N x 1000 // 60) gives it back exactly;
+    ValueError naming rate when neither does."""
+    if rate_milli % 1000 == 0:
+        return f"{rate_milli // 1000}r/s"
+    per_min = -(-rate_milli * 60 // 1000)
+    if per_min * 1000 // 60 == rate_milli:
+        return f"{per_min}r/m"
+    raise ValueError(f"rate={rate_milli / 1000:g}: nginx writes a rate as whole requests per "
+                     "second or per minute, and neither gives this one (nginx would keep "
+                     f"{per_min}r/m as {per_min * 1000 // 60 / 1000:g}/s)")
+
+
+def config_lines(limit_req: NginxLimitReq, key: str = KEY, zone: str = ZONE) -> str:
+    """The limit_req_zone line (http block) and the limit_req line (server or location) of
+    `limit_req`, with ``limit_req_status 429`` and a comment naming the policy. ValueError
+    naming `key` or `zone` when they are not an nginx variable and a zone name, or rate when
+    nginx cannot write it (:func:`rate_text`)."""
+    if not isinstance(key, str) or not key.startswith("$") or len(key.split()) != 1:
+        raise ValueError(f"key must be an nginx variable, e.g. $binary_remote_addr or "
+                         f"$http_x_api_key, got {key!r}")
+    if not isinstance(zone, str) or not zone.replace("_", "").replace("-", "").isalnum():
+        raise ValueError(f"zone must be a name of letters, digits, - and _, got {zone!r}")
+    rate = rate_text(limit_req.rate_milli)
+    options = [f"burst={limit_req.burst}"] if limit_req.burst else []
+    options += ["nodelay"] if limit_req.nodelay else []
+    options += [f"delay={limit_req.delay}"] if limit_req.delay else []
+    policy = f"nginx rate={limit_req.rate:g} burst={limit_req.burst}"
+    policy += " nodelay=true" if limit_req.nodelay else ""
+    policy += f" delay={limit_req.delay}" if limit_req.delay else ""
+    return "\n".join([
+        f"# ratelab policy: {policy}",
+        "# in the http block:",
+        f"    limit_req_zone {key} zone={zone}:{ZONE_SIZE} rate={rate};",
+        "    limit_req_status 429;",
+        "# in the server or location block:",
+        f"    limit_req {' '.join([f'zone={zone}', *options])};",
+    ])

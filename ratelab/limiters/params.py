@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .haproxy import COMPARES
 from .leaky_bucket import MODES
 from .registry import REGISTRY
 
@@ -34,10 +35,13 @@ UNITS = {
     "mode": "police or shape",
     "count_rejected": "true or false",
     "nodelay": "true or false",
+    "period": "seconds, whole milliseconds",
+    "compare": "gt or ge",
+    "expire": "seconds, whole milliseconds",
 }
 """The unit of each parameter name the registry uses (a test holds it complete)."""
 
-CHOICES = {"mode": MODES}
+CHOICES = {"mode": MODES, "compare": COMPARES}
 """Parameters that take one of a few words."""
 
 REQUIRED = inspect.Parameter.empty

@@ -19,8 +19,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..limiters import (GCRA, FixedWindow, LeakyBucket, Limiter, NginxLimitReq,
-                        SlidingWindowCounter, SlidingWindowLog, TokenBucket)
+from ..limiters import (GCRA, FixedWindow, HAProxyRate, LeakyBucket, Limiter,
+                        NginxLimitReq, SlidingWindowCounter, SlidingWindowLog, TokenBucket)
 from ..clock import MAX_TICKS, TICKS_PER_S, check_ticks, ticks_array
 from ..limiters.leaky_bucket import MODES
 from ..progress import bar
@@ -42,7 +42,8 @@ def counter_kind(limiter: Limiter) -> str:
 # declares it (its ``reports`` attribute); this table only gathers the declarations.
 COUNTERS: dict[str, tuple[str, str]] = {
     **{cls.name: cls.reports for cls in (TokenBucket, FixedWindow, SlidingWindowLog,
-                                         SlidingWindowCounter, GCRA, NginxLimitReq)},
+                                         SlidingWindowCounter, GCRA, NginxLimitReq,
+                                         HAProxyRate)},
     **{f"leaky-bucket/{mode}": LeakyBucket.REPORTS[mode] for mode in MODES},
 }
 
@@ -180,12 +181,13 @@ def check_costs(limiter: Limiter, trace: Trace) -> None:
             raise ValueError(f"cost=1 is above what {limiter.name} can ever admit "
                              f"({limiter.max_cost!r}): such a request would be rejected forever")
         return
-    if isinstance(limiter, NginxLimitReq):  # requests, not costs: the kernel reads no cost
-        other = np.flatnonzero(trace.cost != 1.0)
+    if isinstance(limiter, (NginxLimitReq, HAProxyRate)):  # requests, not costs: the kernel
+        other = np.flatnonzero(trace.cost != 1.0)             # reads no cost
         if len(other):
             i = int(other[0])
-            raise ValueError(f"cost[{i}]={float(trace.cost[i])!r}: nginx counts requests, one "
-                             f"at a time (cost must be 1; {len(other):,} requests differ)")
+            raise ValueError(f"cost[{i}]={float(trace.cost[i])!r}: {limiter.name} counts "
+                             f"requests, one at a time (cost must be 1; {len(other):,} "
+                             "requests differ)")
     over = np.flatnonzero(trace.cost > limiter.max_cost)
     if len(over):
         i = int(over[0])
@@ -336,6 +338,16 @@ def _nginx(K, lim: NginxLimitReq, trace, views):
     return step
 
 
+def _haproxy(K, lim: HAProxyRate, trace, views):
+    state = K.new_state(K.HAPROXY, trace.n_keys)
+
+    def step(a: int, b: int) -> None:
+        (time, ticks, key, _), outs, _, tail = views(a, b)
+        K.haproxy(time, ticks, key, state, lim.period_ms, lim.expire_ms, lim.admits, *outs,
+                  *tail)
+    return step
+
+
 _BUILDERS = {
     TokenBucket: _token_bucket,
     LeakyBucket: _leaky_bucket,
@@ -344,4 +356,5 @@ _BUILDERS = {
     SlidingWindowCounter: _sliding_counter,
     GCRA: _gcra,
     NginxLimitReq: _nginx,
+    HAProxyRate: _haproxy,
 }

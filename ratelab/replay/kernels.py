@@ -55,6 +55,7 @@ from .. import clock
 from ..limiters import base
 from ..limiters import fixed_window as fw
 from ..limiters import gcra as gc
+from ..limiters import haproxy as hp
 from ..limiters import leaky_bucket as lb
 from ..limiters import nginx as ng
 from ..limiters import sliding_counter as sc
@@ -83,6 +84,8 @@ _compile_with_kernels(
     gc.advance, gc.allow_at, gc.available,
     ng.ms_of, ng.after_ms, ng.drain, ng.excess_left, ng.drained, ng.with_request, ng.can_expire,
     ng.delay_ms, ng.ms_to_drain, ng.retry_tick)
+_compile_with_kernels(hp.ms_of, hp.even, hp.counted, hp.blend, hp.rate, hp.step, hp._last_remain,
+                      hp.wait_ms, hp.reset_ms)
 to_ticks, seconds_until, whole_below = clock.to_ticks, clock.seconds_until, base.whole_below
 MAX_TICKS = clock.MAX_TICKS
 
@@ -130,12 +133,13 @@ SLIDING_LOG_LINK = record(16, next=i8, time=i8)
 SLIDING_COUNTER = record(24, index=i8, prev=f8, cur=f8)
 GCRA = record(8, tat=i8)  # ticks
 NGINX = record(32, excess=i8, last=i8, older=i4, newer=i4, known=b1)  # last: milliseconds
+HAPROXY = record(32, tick=i8, curr=i8, prev=i8, touched=i8)  # milliseconds
 
 # the initial field values new_state() is given, per record
 INITIAL = {TOKEN_BUCKET: {"last": LONG_AGO}, LEAKY_BUCKET: {"last": LONG_AGO},
            FIXED_WINDOW: {"index": NEW_TICK}, SLIDING_LOG: {"head": -1, "tail": -1},
            SLIDING_COUNTER: {"index": NEW_TICK}, GCRA: {"tat": LONG_AGO},
-           NGINX: {"older": -1, "newer": -1}}
+           NGINX: {"older": -1, "newer": -1}, HAPROXY: {"touched": hp.NO_TOUCH}}
 
 
 # ---------------------------------------------------------------- token bucket
@@ -421,3 +425,36 @@ def nginx(time, ticks, key, state, ends, rate_milli, ms_cap, burst, delay_n, nod
             remaining[i] = max(0, (burst_milli - s.excess) // 1000)
             retry_after[i] = 0.0 if ok else seconds_until(
                 time[i], now_t, ng.retry_tick(now_t, node_excess, node_last, burst, rate_milli))
+
+
+# ---------------------------------------------------------------- HAProxy http_req_rate
+
+
+@njit(cache=CACHE)
+def haproxy(time, ticks, key, state, period, expire, admits, allowed, counter, remaining,
+            retry_after):
+    """HAProxyRate: a stick-table entry per key (``tick``, ``curr``, ``prev``, ``touched``, all
+    milliseconds but the counts), counted on every request (haproxy.step). A key not seen yet
+    was touched at NO_TOUCH: expired at any time, so its first request starts it afresh, as
+    the reference's. Entries are never deleted here: an expired one reads as a new one."""
+    for i in range(len(ticks)):
+        s = state[key[i]]
+        now_t = ticks[i]
+        now_ms = hp.ms_of(now_t)
+        if now_ms - s.touched < expire:  # the rate as the request finds it
+            counter[i] = hp.rate(s.tick, s.curr, s.prev, now_ms, period)
+        else:
+            counter[i] = 0.0
+        _, ok, tick, curr, prev = hp.step(s.tick, s.curr, s.prev, s.touched, now_ms, period,
+                                          expire, admits)
+        s.tick = tick
+        s.curr = curr
+        s.prev = prev
+        s.touched = now_ms
+        allowed[i] = ok
+        if remaining is not None:
+            remaining[i] = base.window_remaining(hp.blend(curr, prev, tick + period - now_ms,
+                                                          period), admits)
+            retry_after[i] = 0.0 if ok else seconds_until(
+                time[i], now_t, max(now_t, hp.wait_ms(tick, curr, prev, now_ms, period, expire,
+                                                      admits) * hp.MS_TICKS))

@@ -68,6 +68,18 @@ class Policy:
         """A fresh limiter of this policy."""
         return make(self.name, **self.params)
 
+    @property
+    def server(self) -> str | None:
+        """The server that runs this policy's rule as replayed ("haproxy", "nginx"), or None."""
+        return REGISTRY[self.name].server
+
+    def config(self, key: str | None = None) -> str | None:
+        """The server's configuration lines for this policy, limiting by `key` (default: the
+        client's address), or None for an algorithm no server runs as modelled. ValueError
+        when the server cannot write the policy (an nginx rate neither per second nor per
+        minute) or `key` is not one of its expressions."""
+        return None if self.server is None else self.limiter().config(key)
+
 
 def parameters(name: str) -> dict[str, inspect.Parameter]:
     """The parameters the registry algorithm `name` takes, by name."""
@@ -286,6 +298,8 @@ class WhatIfTally:
             "policy": policy.text,
             "algorithm": policy.name,
             "params": dict(policy.params),
+            "server": policy.server,
+            "config": _config(policy),
             "requests_limited": t.requests_limited,
             "requests_limited_pct": _pct(t.requests_limited, self.requests),
             "clients_limited": t.clients_limited,
@@ -301,6 +315,16 @@ class WhatIfTally:
                                                        offered["peak_per_second"]),
             "retry_after": _retry_summary(t.retry_after),
         }
+
+
+def _config(policy: Policy) -> str | None:
+    """The policy's server lines as replayed (limiting by the client's address), or None for
+    an algorithm no server runs, or a policy its server cannot write (the reason, as a
+    comment line)."""
+    try:
+        return policy.config()
+    except ValueError as e:
+        return f"# {policy.server} cannot run this policy as replayed: {e}"
 
 
 def _pct(part, whole) -> float | None:

@@ -51,9 +51,10 @@ EVENT_S = 4.0
 
 PLAY_INTERVAL_MS = 250
 """How often the comparison panel's play button asks for a frame: 4 a second, each
-``frame_s`` (0.25 s) of virtual time on, so play runs at real time. A seven-lane frame
-(step and SVG) takes about 100 ms of kernel time (``measure_fps``: 10 a second); ticks
-faster than the kernel draws would queue up. (It was 800 ms per 0.4 s: 1.25 frames a second,
+``frame_s`` (0.25 s) of virtual time on, so play runs at real time. A frame of all eight
+lanes (step and SVG) takes about 95 ms of kernel time (``Compare(preset="burst")``'s
+``measure_fps``: 10.6 a second on the 2-core machine); ticks faster than the kernel draws
+would queue up. (It was 800 ms per 0.4 s: 1.25 frames a second,
 at half speed.)"""
 
 SHAPERS = tuple(name for name, cls in REGISTRY.items() if cls.can_shape)
@@ -142,7 +143,7 @@ class Lane:
 class Compare(Panel):
     """Several algorithms on ONE seeded stream at one budget, in lanes that share a time axis.
 
-    `algorithms` are registry names (default all seven); the budget is `limit` requests per
+    `algorithms` are registry names (default every one, HAProxy's rule included); the budget is `limit` requests per
     `window_s` for every one of them (each class's ``budget``); `preset` picks the traffic
     (:data:`PRESETS`), drawn from `seed`; `shape` lets the algorithms that can (SHAPERS)
     queue instead of refuse. Time is virtual: ``step(dt)`` and ``run()`` move it; nothing reads
@@ -588,4 +589,5 @@ def _slider_layout() -> W.Layout:
 
 
 def _params_text(params: dict[str, Any]) -> str:
-    return ", ".join(f"{k} {val(v)}" for k, v in params.items() if k != "count_rejected")
+    return ", ".join(f"{k} {val(v)}" for k, v in params.items()
+                     if k != "count_rejected" and v is not None)  # haproxy's expire: None

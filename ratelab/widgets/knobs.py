@@ -41,6 +41,18 @@ KNOBS: dict[str, dict[str, Any]] = {
                                "locked out until it pauses"},
     "nodelay": {"kind": "bool", "value": False, "description": "nodelay",
                 "help": "nginx: serve the whole burst at once instead of holding it back"},
+    "period": {"kind": "float", "min": 0.5, "max": 10.0, "step": 0.5, "value": 1.0,
+               "description": "period (s)",
+               "help": "HAProxy's http_req_rate(period): periods start at each client's "
+                       "first request, and refused requests count too"},
+    "compare": {"kind": "choice", "options": ("gt", "ge"), "value": "gt",
+                "description": "compare",
+                "help": "gt: deny when the rate, this request included, is above the limit; "
+                        "ge: when it is at or above it (one request fewer passes)"},
+    "expire": {"kind": "float", "min": 0.5, "max": 20.0, "step": 0.5, "value": 2.0,
+               "description": "expire (s)",
+               "help": "the stick table forgets a client idle this long: its next request "
+                       "starts afresh (no effect from two periods up)"},
 }
 
 SLIDER_PX = {"min_width": 240, "description": 0, "readout": 60}

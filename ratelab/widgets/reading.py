@@ -75,6 +75,10 @@ READINGS: dict[str, Reading] = {r.field: r for r in (
     Reading("excess", "excess",
             "nginx's excess: requests beyond the steady rate, not yet drained",
             "room in the burst", lambda info: max(1.0, float(info["burst"]))),  # burst 0: one
+    Reading("rate", "rate",
+            "HAProxy's rate: this period's count + the previous one's x the part of the "
+            "period left, floored; refused requests count", "left before the rule denies",
+            of("limit")),
     Reading("available", "ahead", "requests GCRA is ahead of schedule: limit - available",
             "available now", of("limit"), left=True),
 )}

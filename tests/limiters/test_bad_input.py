@@ -105,7 +105,8 @@ def test_a_boolean_time_or_cost_is_refused(name, flag):
 @pytest.mark.parametrize("name, param", [("token-bucket", "capacity"),
                                          ("leaky-bucket", "capacity"),
                                          ("fixed-window", "limit"), ("sliding-window-log", "limit"),
-                                         ("sliding-window-counter", "limit"), ("gcra", "burst")])
+                                         ("sliding-window-counter", "limit"), ("gcra", "burst"),
+                                         ("haproxy", "limit")])
 def test_a_limit_beyond_2_53_is_refused_by_name(name, param):
     """Above 2**53 a float is not a whole number and remaining would not fit 64 bits."""
     with pytest.raises(ValueError, match=param):
@@ -123,6 +124,14 @@ def test_a_limit_beyond_2_53_is_refused_by_name(name, param):
     ("fixed-window", {"limit": 3, "window": 1e-300}, "window"),  # was OverflowError
     ("sliding-window-counter", {"limit": 3, "window": 4e-7}, "window"),
     ("sliding-window-log", {"limit": 3, "window": 1e13}, "window"),
+    ("haproxy", {"period": 1e-4, "limit": 3}, "period"),         # below HAProxy's millisecond
+    ("haproxy", {"period": 0.0015, "limit": 3}, "period"),       # not a whole millisecond
+    ("haproxy", {"period": 3e6, "limit": 3}, "period"),          # beyond HAProxy's timers
+    ("haproxy", {"period": 1, "limit": 2**32}, "limit"),         # beyond its 32-bit counters
+    ("haproxy", {"period": 1, "limit": 1, "compare": "ge"}, "limit"),  # ge 1 refuses all
+    ("haproxy", {"period": 1, "limit": 3, "compare": "lt"}, "compare"),
+    ("haproxy", {"period": 1, "limit": 3, "expire": 0.0005}, "expire"),
+    ("haproxy", {"period": 1, "limit": 3, "expire": math.inf}, "expire"),
 ])
 def test_extreme_parameters_are_a_value_error_naming_them(name, params, param):
     with pytest.raises(ValueError, match=param):

@@ -7,7 +7,7 @@ For every request of a random schedule, on a copy of the limiter as the request 
 * reset_after: at now + reset_after a full allowance (limit requests at once) passes, and
   a little before it does not.
 
-"A little before" is 1 µs (1 ms for nginx, whose clock reads whole milliseconds); "at" allows
+"A little before" is 1 µs (1 ms for nginx and HAProxy, whose clocks read whole milliseconds); "at" allows
 1 ns of float rounding. Limits are whole numbers so that "a full allowance" is a count. Times
 lie on a 1/16-s grid and rates and windows are powers of two, so that float sums are exact and
 a failure is a wrong formula, not a rounding (rounding is test_limiter_float_ties.py's subject).
@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from budget import examples
 
-from ratelab.limiters import NginxLimitReq, make
+from ratelab.limiters import make
 
 PARAMS = {
     "token-bucket": [{"rate": 2, "capacity": 3}, {"rate": 0.25, "capacity": 5}],
@@ -36,7 +36,11 @@ PARAMS = {
     "gcra": [{"rate": 2, "burst": 2}, {"rate": 4, "burst": 4}],
     "nginx": [{"rate": 2, "burst": 2}, {"rate": 1, "burst": 0},
               {"rate": 4, "burst": 3, "nodelay": True}, {"rate": 0.5, "burst": 1}],
+    "haproxy": [{"period": 1, "limit": 3}, {"period": 2, "limit": 4, "compare": "ge"},
+                {"period": 0.5, "limit": 2, "expire": 0.75}],
 }
+REQUESTS_ONLY = ("nginx", "haproxy")
+"""The algorithms that count requests one at a time (cost 1 only)."""
 CASES = [(name, p) for name, ps in PARAMS.items() for p in ps]
 ROUNDING = 1e-9
 
@@ -67,8 +71,8 @@ def passing_at_once(limiter, now: float) -> int:
 @given(data=st.data())
 def test_retry_after_remaining_and_reset_after_agree_with_brute_force(name, params, data):
     lim = make(name, **params)
-    schedule = data.draw(requests(whole_cost=name == "nginx"))
-    before = 1e-3 if isinstance(lim, NginxLimitReq) else 1e-6
+    schedule = data.draw(requests(whole_cost=name in REQUESTS_ONLY))
+    before = 1e-3 if name in REQUESTS_ONLY else 1e-6  # their clocks read whole ms
     full = int(lim.limit)
     for t, cost in schedule:
         if cost > lim.max_cost:
@@ -105,6 +109,8 @@ AWKWARD = [
     ("gcra", {"rate": 3, "burst": 4}), ("gcra", {"rate": 1e-3, "burst": 2}),
     ("gcra", {"rate": 0.7, "burst": 0}),
     ("nginx", {"rate": 3, "burst": 3}),
+    ("haproxy", {"period": 0.7, "limit": 4}), ("haproxy", {"period": 0.013, "limit": 3}),
+    ("haproxy", {"period": 0.999, "limit": 3, "compare": "ge", "expire": 0.3}),
 ]
 
 
@@ -117,7 +123,7 @@ def test_a_request_sent_exactly_retry_after_later_passes(name, params, data):
     t = data.draw(st.sampled_from([0.3, 1000.1, 1.7e9 + 0.3, -7.3]))
     for _ in range(data.draw(st.integers(1, 30))):
         t += data.draw(st.sampled_from([0, 0, 0.01, 0.1, 0.3, 0.7, 1.7]))
-        cost = 1 if name == "nginx" else data.draw(st.sampled_from([1, 1, 2, 0.5]))
+        cost = 1 if name in REQUESTS_ONLY else data.draw(st.sampled_from([1, 1, 2, 0.5]))
         cost = min(cost, lim.max_cost)
         d = lim.allow("k", t, cost)
         if not d.allowed:
@@ -134,6 +140,6 @@ def test_the_full_allowance_is_back_exactly_reset_after_later(name, params, data
     t = data.draw(st.sampled_from([0.3, 1000.1, 1.7e9 + 0.3, -7.3]))
     for _ in range(data.draw(st.integers(1, 20))):
         t += data.draw(st.sampled_from([0, 0, 0.01, 0.1, 0.3, 0.7, 1.7]))
-        cost = 1 if name == "nginx" else data.draw(st.sampled_from([1, 1, 2, 0.5]))
+        cost = 1 if name in REQUESTS_ONLY else data.draw(st.sampled_from([1, 1, 2, 0.5]))
         d = lim.allow("k", t, min(cost, lim.max_cost))
         assert passing_at_once(lim, t + d.reset_after) == full, (lim, t, cost, d)

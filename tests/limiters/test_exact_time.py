@@ -34,6 +34,8 @@ PARAMS = {
     "gcra": [{"rate": 10, "burst": 0}, {"rate": 7, "burst": 2}, {"rate": 0.3, "burst": 4}],
     "nginx": [{"rate": 10, "burst": 0}, {"rate": 7, "burst": 2, "nodelay": True},
               {"rate": 0.3, "burst": 3, "delay": 1}],
+    "haproxy": [{"period": 1, "limit": 3}, {"period": 0.25, "limit": 4, "compare": "ge"},
+                {"period": 0.999, "limit": 2, "expire": 0.5}],
 }
 CASES = [(n, p) for n in NAMES for p in PARAMS[n]]
 IDS = [f"{n}-{i}" for n in NAMES for i in range(len(PARAMS[n]))]

@@ -160,3 +160,44 @@ def test_nginx_retry_after_and_reset_after_hold_at_half_milliseconds():
         n.allow("k", t0)
         later = t0 + 0.0005 + n.allow("k", t0 + 0.0005).reset_after
         assert [n.allow("k", later).allowed for _ in range(3)] == [True, True, False], t0
+
+
+# ---------------------------------------------------------------- the lines that deploy it
+
+
+def test_the_config_lines_are_the_limit_req_replayed():
+    assert NginxLimitReq(rate=10, burst=20, nodelay=True).config() == (
+        "# ratelab policy: nginx rate=10 burst=20 nodelay=true\n"
+        "# in the http block:\n"
+        "    limit_req_zone $binary_remote_addr zone=ratelab:10m rate=10r/s;\n"
+        "    limit_req_status 429;\n"
+        "# in the server or location block:\n"
+        "    limit_req zone=ratelab burst=20 nodelay;")
+    text = NginxLimitReq(rate=0.5, burst=4, delay=2).config("$http_x_api_key", zone="api")
+    assert "limit_req_zone $http_x_api_key zone=api:10m rate=30r/m;" in text
+    assert "limit_req zone=api burst=4 delay=2;" in text
+    assert "limit_req zone=ratelab;" in NginxLimitReq(rate=3).config()
+
+
+@pytest.mark.parametrize("rate, written", [(10, "10r/s"), (0.5, "30r/m"), (2.5, "150r/m"),
+                                           (0.3333, "20r/m"), (100 / 60, "100r/m"),
+                                           (1 / 60, "1r/m")])
+def test_a_rate_is_written_as_nginx_reads_it_back(rate, written):
+    """nginx keeps N r/m as N x 1000 // 60 thousandths per second: the written rate must come
+    back as the model's own thousandths (0.3333/s is 333, as 20r/m is)."""
+    lim = NginxLimitReq(rate=rate)
+    assert f"rate={written};" in lim.config()
+    n, unit = int(written[:-3]), written[-1]
+    assert n * 1000 // (60 if unit == "m" else 1) == lim.rate_milli
+
+
+@pytest.mark.parametrize("params, key, zone, name", [
+    ({"rate": 0.123}, None, "ratelab", "rate=0.123"),   # 7r/m is 0.116/s, 8r/m 0.133/s
+    ({"rate": 0.001}, None, "ratelab", "rate=0.001"),   # below 1r/m
+    ({"rate": 1}, "binary_remote_addr", "ratelab", "key"),
+    ({"rate": 1}, "$a b", "ratelab", "key"),
+    ({"rate": 1}, None, "my zone", "zone"),
+])
+def test_what_nginx_cannot_write_is_an_error_naming_it(params, key, zone, name):
+    with pytest.raises(ValueError, match=name):
+        NginxLimitReq(**params).config(key, zone=zone)

@@ -130,6 +130,7 @@ PARAMS = {
     "sliding-window-counter": {"limit": 3, "window": 1},
     "gcra": {"rate": 2, "burst": 2},
     "nginx": {"rate": 2, "burst": 2},
+    "haproxy": {"period": 1, "limit": 3},
 }
 
 

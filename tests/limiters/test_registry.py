@@ -9,7 +9,7 @@ from test_properties import PARAMS
 
 def test_the_registry_names_every_algorithm():
     assert NAMES == ("token-bucket", "leaky-bucket", "fixed-window", "sliding-window-log",
-                     "sliding-window-counter", "gcra", "nginx")
+                     "sliding-window-counter", "gcra", "nginx", "haproxy")
     assert set(PARAMS) == set(NAMES)
 
 
