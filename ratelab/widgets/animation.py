@@ -50,7 +50,7 @@ from .compare import Compare
 from .live import LiveLimiter
 
 DPI = 80
-"""Dots per inch of a frame: the live chart is 576 x 320 px, seven lanes 640 x 692."""
+"""Dots per inch of a frame: the live chart is 576 x 320 px, the comparison's eight lanes 640 x 692."""
 
 FPS = 5
 """Frames a second when played (the player's + and - buttons change it)."""
