@@ -6,7 +6,9 @@ answer with the package and calls ``reveal(guess_NAME, ...)``. The committed not
 with every guess left at None, so each reveal's plain text says "no prediction written ...
 measured X" (nbval checks it); the question must not give X away, and what the notebook and
 the website show of the stored output — its HTML — asks for a prediction and keeps X in a
-collapsed "show the measured value".
+collapsed "show the measured value". A code cell right after it that prints X too (a table of
+the same run) is folded as well: tagged ``hide-output`` (the website collapses it behind "Show
+code cell output") and ``jupyter.outputs_hidden`` (JupyterLab opens it collapsed).
 """
 
 import json
@@ -90,6 +92,27 @@ def test_each_teaching_notebook_asks_two_measured_questions(path):
             f"{guess}: the stored reveal asks for a prediction, the value folded away: {seen!r}"
         assert not gives_away(number, re.sub(r"<[^>]+>", " ", seen)), \
             f"{guess}: the stored output shows the measured {number} before a prediction"
+        for after in printing_after(cells, measure, number):
+            assert folded(after), (f"{guess}: the cell after its reveal prints the measured "
+                                   f"{number}; fold its output: {source(after)[:60]!r}")
+
+
+def printing_after(cells, measure, number) -> list:
+    """The code cells straight after `measure` (up to the next markdown) that print `number`."""
+    found = []
+    for cell in cells[cells.index(measure) + 1:]:
+        if cell["cell_type"] != "code":
+            break
+        if gives_away(number, text_output(cell)):
+            found.append(cell)
+    return found
+
+
+def folded(cell) -> bool:
+    """Whether a cell's outputs open collapsed, in JupyterLab and on the website."""
+    meta = cell.get("metadata", {})
+    return ("hide-output" in meta.get("tags", [])
+            and meta.get("jupyter", {}).get("outputs_hidden") is True)
 
 
 def test_the_scan_catches_a_question_that_gives_its_answer_away():
@@ -101,3 +124,8 @@ def test_the_scan_catches_a_question_that_gives_its_answer_away():
     assert gives_away(MEASURED.search(text_output(measure)).group(1), question)
     assert not any(gives_away("14", q) for q in ("100 or 140", "1.4 s", "0.14", "14.5"))
     assert gives_away("14", "at most 14.") and gives_away("0.8", "wait 0.8 s")
+    table = {"cell_type": "code", "source": ["run()"], "metadata": {},
+             "outputs": [{"text": "admitted 14 of 20\n"}]}
+    assert printing_after([*cells, table], measure, "14") == [table] and not folded(table)
+    table["metadata"] = {"tags": ["hide-output"], "jupyter": {"outputs_hidden": True}}
+    assert folded(table)
