@@ -23,21 +23,22 @@ DELAY_S = 1.0
 """Seconds of work before a bar is shown at all."""
 
 
-def _clamped(tqdm_class):
-    """A subclass of `tqdm_class` whose count never passes its total.
+class Clamped(tqdm):
+    """A tqdm bar (tqdm.auto's class) whose count never passes its total.
 
     A total is often an estimate (a population's requests are drawn at random around the
     number asked for; a file's size is compressed bytes): past it, tqdm shows a count above
     100% and drops the percentage. Here the bar stops at its total instead.
-    """
-    class Clamped(tqdm_class):
-        def update(self, n=1):
-            if self.total is not None and n > 0:
-                n = min(n, max(0, self.total - self.n))
-            return super().update(n)
 
-    Clamped.__name__ = f"Clamped{tqdm_class.__name__}"
-    return Clamped
+    One class for every bar: tqdm keeps its monitor thread on the class, so a class made per
+    bar started a thread per bar, each left waiting on tqdm's lock (thousands in one test
+    run of the replay's property tests).
+    """
+
+    def update(self, n=1):
+        if self.total is not None and n > 0:
+            n = min(n, max(0, self.total - self.n))
+        return super().update(n)
 
 
 def bar(total: float | None = None, *, desc: str | None = None, unit: str = "it",
@@ -49,8 +50,8 @@ def bar(total: float | None = None, *, desc: str | None = None, unit: str = "it"
     count never passes `total` (updates beyond it are dropped), so the bar never overshoots.
     """
     delay = DELAY_S if delay_s is None else delay_s
-    return _clamped(tqdm)(total=total, desc=desc, unit=unit, unit_scale=unit_scale,
-                disable=not progress, delay=delay, leave=False, dynamic_ncols=True)
+    return Clamped(total=total, desc=desc, unit=unit, unit_scale=unit_scale,
+                   disable=not progress, delay=delay, leave=False, dynamic_ncols=True)
 
 
 def track(items: Iterable[T], *, total: float | None = None, desc: str | None = None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import threading
 
 from ratelab.progress import bar, track
 from ratelab.traces.loaders import load_log
@@ -32,3 +33,21 @@ def test_a_loader_shows_its_bar_or_not(tmp_path, capsys, monkeypatch):
     assert "a.log.gz" in capsys.readouterr().err
     load_log(path, progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_bars_share_one_monitor_thread():
+    """tqdm keeps its monitor thread on the bar's class: a class per bar left a thread per
+    bar behind (every replay, silent or not, made one; a property test's run left 5,000)."""
+    import threading
+
+    def threads() -> int:
+        return sum(t.name == "tqdm_monitor" for t in threading.enumerate())
+
+    with bar(1, progress=False):
+        pass
+    before = threads()
+    for _ in range(20):
+        with bar(3, progress=False) as b:
+            b.update(3)
+        list(track(range(2), progress=False))
+    assert threads() <= max(before, 1)
