@@ -172,15 +172,14 @@ f8, i8, i4, b1 = np.float64, np.int64, np.int32, np.bool_
 TOKEN_BUCKET = record(16, tokens=f8, last=i8)  # last: ticks
 LEAKY_BUCKET = record(16, level=f8, last=i8)
 FIXED_WINDOW = record(16, index=i8, count=f8)  # index: the window number
-SLIDING_LOG = record(32, head=i8, tail=i8, total=f8, head_time=i8)
-SLIDING_LOG_LINK = record(16, next=i8, time=i8)
+SLIDING_LOG = record(24, head=i8, tail=i8, total=f8)  # head, tail: slots of the flat log
 SLIDING_COUNTER = record(24, index=i8, prev=f8, cur=f8)
 GCRA = record(8, tat=i8)  # ticks
 NGINX = record(32, excess=i8, last=i8, older=i4, newer=i4, known=b1)  # last: milliseconds
 
 # the initial field values new_state() is given, per record
 INITIAL = {TOKEN_BUCKET: {"last": LONG_AGO}, LEAKY_BUCKET: {"last": LONG_AGO},
-           FIXED_WINDOW: {"index": NEW_TICK}, SLIDING_LOG: {"head": -1, "tail": -1},
+           FIXED_WINDOW: {"index": NEW_TICK},
            SLIDING_COUNTER: {"index": NEW_TICK}, GCRA: {"tat": LONG_AGO},
            NGINX: {"older": -1, "newer": -1}}
 
@@ -267,57 +266,74 @@ def fixed_window(time, ticks, key, cost, state, limit, window_ticks,
 
 
 @njit(cache=CACHE)
-def sliding_log(time, ticks, key, cost, offset, cost_all, state, link, limit, window_ticks,
-                count_rejected, allowed, counter, remaining, retry_after):
-    """SlidingWindowLog: each key's log is a chain through the trace's own requests.
+def log_layout(key, state):
+    """Give every key its stretch of the sliding log's flat array: as many slots as the key
+    has requests in `key` (the whole trace's), one stretch after the other; an empty log
+    (``head == tail``) at the stretch's start."""
+    counts = np.zeros(len(state), np.int64)
+    for i in range(len(key)):
+        counts[key[i]] += 1
+    at = 0
+    for k in range(len(state)):
+        state[k].head = at
+        state[k].tail = at
+        at += counts[k]
 
-    Key k's record holds the request index of its oldest logged entry (``head``, -1: empty
-    log), of its newest (``tail``), the logged cost (``total``) and the oldest entry's tick
-    (``head_time``); ``link[j]`` holds the index and tick of the entry logged after request j.
-    Entries leave from the head and join at the tail, so every request is linked and unlinked
-    at most once: O(n) in all. Checking whether anything expired reads only the key's record.
-    Request i of this slice is request ``offset + i`` of the trace; ``cost_all`` is the whole
-    trace's cost column (the expired entries' costs).
+
+@njit(cache=CACHE)
+def sliding_log(time, ticks, key, cost, state, log, log_cost, limit, window_ticks,
+                count_rejected, allowed, counter, remaining, retry_after):
+    """SlidingWindowLog: each key's log is a queue in its own stretch of one flat array.
+
+    ``log`` holds ticks, ``log_cost`` the same entries' costs (None: every request costs 1).
+    Key k's log is ``log[head:tail]``, oldest first, and ``total`` its cost; its stretch has
+    a slot for each of its requests in the trace (:func:`log_layout`), so entries never move:
+    they leave at the head and join at the tail, each request written and passed over at
+    most once — O(n) in all. A request's record, the log's head and its tail are the three
+    places it reads; the records are fetched ahead (AHEAD) and so are the log
+    ends of the request AHEAD // 2 places on (where that record has arrived by then).
+
+    ``log`` has one slot more than the trace has requests, so that ``log[head]`` may be read
+    before knowing whether the log is empty (the slot read then is free, or the next key's;
+    its value is not used), and the new entry is written at ``tail`` before knowing whether
+    the request is logged (the slot is free: the key has had fewer logged requests than it
+    has requests, this one included). Neither is a branch on the data: the counts of expired
+    entries and refused requests are not predictable.
     """
+    last = len(key) - 1  # the slice's last request (AHEAD)
     for i in range(len(ticks)):
+        prefetch(state, key[min(i + AHEAD, last)])
+        nearer = state[key[min(i + AHEAD // 2, last)]]  # fetched AHEAD // 2 requests ago
+        prefetch(log, nearer.head)
+        prefetch(log, nearer.tail)
         s = state[key[i]]
         now_t = ticks[i]
         c = 1.0 if cost is None else cost[i]
-        expired_cost = 0.0
-        j = s.head
-        if j >= 0 and sl.has_left(s.head_time, now_t, window_ticks):  # the oldest entry has left
-            while True:
-                expired_cost = expired_cost + (1.0 if cost_all is None else cost_all[j])
-                if j == s.tail:
-                    j = -1
-                    break
-                t = link[j].time
-                j = link[j].next
-                if not sl.has_left(t, now_t, window_ticks):
-                    s.head_time = t
-                    break
-            s.head = j
-            if j < 0:
-                s.tail = -1
-        total = s.total
-        in_window = total - expired_cost
+        head = s.head
+        tail = s.tail
+        # entries that have left (now - W, now]: most often none or the oldest alone
+        h = head + ((head < tail) & sl.has_left(log[head], now_t, window_ticks))
+        if h > head:
+            while h < tail and sl.has_left(log[h], now_t, window_ticks):
+                h += 1
+        if cost is None:
+            in_window = float(tail - h)
+        else:
+            expired_cost = 0.0
+            for e in range(head, h):
+                expired_cost = expired_cost + log_cost[e]
+            in_window = s.total - expired_cost
         counter[i] = in_window
         ok, logged, after = base.window_step(in_window, c, limit, count_rejected)
-        # commit: the expired entries are gone; log this one
-        total = total - expired_cost
-        if logged:
-            g = offset + i
-            if j < 0:
-                s.head = g
-                s.head_time = now_t
-            else:
-                link[s.tail].next = g
-                link[s.tail].time = now_t
-            s.tail = g
-            total = total + c
-        if s.head < 0:
-            total = 0.0
-        s.total = total
+        # commit: the expired entries are gone; this one is logged if `logged`
+        log[tail] = now_t
+        if log_cost is not None:
+            log_cost[tail] = c
+            # as the reference commits: less the expired, plus this one; 0 once empty
+            s.total = in_window + c if logged else (0.0 if h == tail else in_window)
+        s.head = h
+        tail = tail + 1 if logged else tail
+        s.tail = tail
         allowed[i] = ok
         if remaining is not None:
             remaining[i] = base.window_remaining(after, limit)
@@ -326,17 +342,11 @@ def sliding_log(time, ticks, key, cost, offset, cost_all, state, link, limit, wi
             else:  # entries leave oldest first: when has enough cost gone?
                 need = after + c - limit
                 wait = window_ticks / clock.TICKS_PER_S
-                j = s.head
-                t = s.head_time
-                while j >= 0:
-                    need -= 1.0 if cost_all is None else cost_all[j]
+                for e in range(h, tail):
+                    need -= 1.0 if log_cost is None else log_cost[e]
                     if need <= 0:
-                        wait = seconds_until(time[i], now_t, t + window_ticks)
+                        wait = seconds_until(time[i], now_t, log[e] + window_ticks)
                         break
-                    if j == s.tail:
-                        break
-                    t = link[j].time
-                    j = link[j].next
                 retry_after[i] = wait
 
 
