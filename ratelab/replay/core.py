@@ -329,11 +329,15 @@ def _gcra(K, lim: GCRA, trace, views):
 def _nginx(K, lim: NginxLimitReq, trace, views):
     state = K.new_state(K.NGINX, trace.n_keys)
     ends = np.full(2, -1, dtype=np.int64)  # the LRU queue's oldest and newest key
+    ms = np.empty(min(CHUNK, len(trace)), dtype=np.int64)  # one slice's milliseconds
+    found = np.empty(min(CHUNK, len(trace)), dtype=np.int64)  # the excess each found
 
     def step(a: int, b: int) -> None:
         (time, ticks, key, _), outs, delay, tail = views(a, b)
-        K.nginx(time, ticks, key, state, ends, lim.rate_milli, lim.ms_cap, lim.burst, lim.delay,
-                lim.nodelay, *outs, delay, *tail)
+        K.ms_of_ticks(ticks, ms[:b - a])
+        K.nginx(time, ticks, ms[:b - a], key, state, ends, lim.rate_milli, lim.ms_cap,
+                lim.burst, *outs, found[:b - a], *tail)
+        K.nginx_delays(found[:b - a], delay, lim.delay, lim.nodelay, lim.rate_milli)
     return step
 
 
