@@ -320,11 +320,11 @@ def analyse_sources(time: np.ndarray, starts: np.ndarray, limit: float, window: 
         if m == "estimate":
             est_peak = np.zeros(n_src, np.int64)
             kernels.estimate_pass(ticks, starts, limit, wt, t.counts, t.relsum, t.hist,
-                                  est_peak, crej, erej)
+                                  kernels.bin_table(), est_peak, crej, erej)
             peak = est_peak if peak is None else peak
         else:
             kernels.admission_pass(ticks, starts, limit, wt, t.counts, t.relsum, t.hist,
-                                   crej, erej)
+                                   kernels.bin_table(), crej, erej)
         over = peak > limit
         limited = crej > 0
         t.false_negative_peaks = peak[over & ~limited].tolist()
