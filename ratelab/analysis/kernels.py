@@ -146,7 +146,7 @@ def as_ticks(time: np.ndarray) -> np.ndarray:
     return ticks
 
 
-@njit(cache=CACHE)
+@njit(cache=CACHE, nogil=True)
 def _longest(starts):
     """The most requests of any one source."""
     longest = 0
@@ -155,7 +155,7 @@ def _longest(starts):
     return longest
 
 
-@njit(cache=CACHE)
+@njit(cache=CACHE, nogil=True)
 def _count_bins(hist, found, n):
     """Add the first `n` bins of `found` to `hist`.
 
@@ -168,7 +168,7 @@ def _count_bins(hist, found, n):
         hist[found[j]] += 1
 
 
-@njit(cache=CACHE)
+@njit(cache=CACHE, nogil=True)
 def estimate_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, bins, peak,
                   counter_rej, exact_rej):
     """Estimate mode: every request counts in both the exact window and the counter.
@@ -229,7 +229,7 @@ def estimate_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, bins
         exact_rej[s] = erej
 
 
-@njit(cache=CACHE)
+@njit(cache=CACHE, nogil=True)
 def admission_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, bins, counter_rej,
                    exact_rej):
     """Admission mode: a sliding log and a counter, each counting only what it admitted.
@@ -303,7 +303,7 @@ def admission_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, bin
         exact_rej[s] = erej
 
 
-@njit(cache=CACHE)
+@njit(cache=CACHE, nogil=True)
 def peak_counts(ticks, starts, window_ticks):
     """Per source, the most of its requests in any trailing window (t - W, t] (times and W in
     ticks)."""

@@ -135,7 +135,7 @@ def prefetch(typingctx, array, index):
     return types.void(array, index), codegen
 
 
-@njit(cache=CACHE)
+@njit(cache=CACHE, nogil=True)  # the error analysis converts parts on several threads
 def ticks_of(time, out):
     """Write ``to_ticks(time[i])`` into ``out[i]`` for every i: the kernels' ``ticks``.
 
