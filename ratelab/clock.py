@@ -101,10 +101,19 @@ def check_ticks(now: float, name: str = "now") -> int:
     return to_ticks(now)
 
 
+MAX_WINDOW_TICKS = MAX_TICKS // 2
+"""Windows must be shorter than this (2**61 ticks, about 73,000 years), so that a time and the
+start of the window after next (the sliding window counter's reset) fit a signed 64-bit
+integer: beyond, the compiled engine's integers wrapped around where the reference's did not."""
+
+
 def window_ticks(window: float, name: str = "window") -> int:
     """A window of `window` seconds (positive, checked by the caller) in whole ticks, or
-    ValueError naming `name` when that is 0 ticks or beyond MAX_TICKS."""
-    w = check_ticks(window, name)
+    ValueError naming `name` when that is 0 ticks or MAX_WINDOW_TICKS or more."""
+    if not abs(window) < MAX_WINDOW_TICKS / TICKS_PER_S:
+        raise ValueError(f"{name}={window!r} is too long: windows must be below "
+                         f"{MAX_WINDOW_TICKS / TICKS_PER_S:.4g} s (2**61 microseconds)")
+    w = to_ticks(window)
     if w < 1:
         raise ValueError(f"{name}={window!r} is below half a microsecond: the limiters count "
                          "time in whole microseconds")

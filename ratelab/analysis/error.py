@@ -375,19 +375,19 @@ def analyse_sources(time: np.ndarray, starts: np.ndarray, limit: float, window: 
             est_peak = np.zeros(n_src, np.int64)
             if rule is None:
                 kernels.estimate_pass(ticks, starts, limit, wt, t.counts, t.relsum, t.hist,
-                                      est_peak, crej, erej)
+                                      kernels.bin_table(), est_peak, crej, erej)
             else:
                 kernels.haproxy_estimate_pass(ticks, starts, limit, rule.admits, rule.period_ms,
                                               rule.expire_ms, wt, t.counts, t.relsum, t.hist,
-                                              est_peak, crej, erej)
+                                              kernels.bin_table(), est_peak, crej, erej)
             peak = est_peak if peak is None else peak
         elif rule is None:
             kernels.admission_pass(ticks, starts, limit, wt, t.counts, t.relsum, t.hist,
-                                   crej, erej)
+                                   kernels.bin_table(), crej, erej)
         else:
             kernels.haproxy_admission_pass(ticks, starts, limit, rule.admits, rule.period_ms,
                                            rule.expire_ms, wt, t.counts, t.relsum, t.hist,
-                                           crej, erej)
+                                           kernels.bin_table(), crej, erej)
         over = peak > limit
         limited = crej > 0
         t.false_negative_peaks = peak[over & ~limited].tolist()

@@ -27,9 +27,13 @@ nothing is compiled at import time.
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
+
 import numpy as np
-from numba import njit
-from numba.extending import register_jitable
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic, register_jitable
 
 from ..kernel_cache import watch_limiters
 from .. import clock
@@ -55,23 +59,88 @@ LOG_LO = -6.0
 LOG_HI = 4.0
 BINS_PER_DECADE = 100
 N_LOG_BINS = int((LOG_HI - LOG_LO) * BINS_PER_DECADE)
-N_BINS = N_LOG_BINS + 1
+N_BINS = N_LOG_BINS + 1  # a bin number fits an int16
 
 # Columns of the per-mode request counters.
 REQUESTS, FALSE_ALLOW, FALSE_REJECT, EXACT_REJECT, COUNTER_REJECT = range(5)
 N_COUNTS = 5
 
 
-@njit(cache=CACHE, inline="always")
-def _bin(rel):
+SUB_BITS = 7
+SUB_BINS = 1 << SUB_BITS
+"""Slices per binade (a factor of 2) of the table that finds a bin without a logarithm, cut by
+the top SUB_BITS bits of a float's fraction: each spans under half a bin, so at most one bin
+edge falls inside it (:func:`bin_table`)."""
+FIRST_BINADE = math.frexp(10.0 ** LOG_LO)[1] - 1  # binades below: bin 1
+LAST_BINADE = math.frexp(10.0 ** LOG_HI)[1]  # above: bin N_LOG_BINS
+
+
+def bin_of(rel: float) -> int:
+    """The histogram bin of a relative error `rel` >= 0 — the definition: 0 for an exact
+    estimate, else ``floor((log10(rel) - LOG_LO) * BINS_PER_DECADE) + 1`` within
+    1..N_LOG_BINS. The passes find the same bin with :func:`bin_table`'s table."""
     if rel <= 0.0:
         return 0
-    b = int(np.floor((np.log10(rel) - LOG_LO) * BINS_PER_DECADE)) + 1
-    if b < 1:
+    return min(N_LOG_BINS, max(1, math.floor((math.log10(rel) - LOG_LO) * BINS_PER_DECADE) + 1))
+
+
+@lru_cache(maxsize=1)
+def bin_table() -> tuple[np.ndarray, np.ndarray]:
+    """(edges, first): the bins of :func:`bin_of` as a table, for :func:`_bin`.
+
+    ``edges[b]`` is the least float whose bin is b or more (b = 2..N_LOG_BINS; ``edges[1]``
+    is 0 and ``edges[N_LOG_BINS + 1]`` infinity); ``first[j]`` the bin of the first float of
+    slice j, the binades from FIRST_BINADE to LAST_BINADE cut in SUB_BINS equal slices. A
+    logarithm per request was half the estimate pass's time; a look-up and one comparison are
+    not. Checked when built: one edge at most in each slice, and bin_of of the slices'
+    floats, below and above the table, as the table gives them.
+    """
+    edges = np.empty(N_LOG_BINS + 2)
+    edges[:2], edges[-1] = 0.0, math.inf
+    for b in range(2, N_LOG_BINS + 1):
+        x = 10.0 ** (LOG_LO + (b - 1) / BINS_PER_DECADE)  # within a few floats of the edge
+        while bin_of(x) >= b:
+            x = math.nextafter(x, 0.0)
+        while bin_of(x) < b:
+            x = math.nextafter(x, math.inf)
+        edges[b] = x
+    binades = LAST_BINADE - FIRST_BINADE + 1
+    starts = np.ldexp(0.5 + np.arange(SUB_BINS) / (2 * SUB_BINS),
+                      np.arange(FIRST_BINADE, LAST_BINADE + 1)[:, None]).ravel()
+    first = (np.searchsorted(edges[2:-1], starts, side="right") + 1).astype(np.int64)
+    ends = np.append(starts[1:], 2.0 ** LAST_BINADE)
+    inside = np.searchsorted(edges[2:-1], ends, side="left") + 1  # the bin just below the end
+    assert len(first) == binades * SUB_BINS and np.all(inside - first <= 1)
+    assert all(bin_of(x) == b for x, b in zip(starts, first))
+    assert bin_of(math.ldexp(1.0, FIRST_BINADE - 1)) == 1
+    assert bin_of(math.ldexp(1.0, LAST_BINADE)) == N_LOG_BINS
+    return edges, first
+
+
+@intrinsic
+def float_bits(typingctx, x):
+    """The 64 bits of float `x` as an int64 (a reinterpretation: sign, exponent, fraction)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return types.int64(types.float64), codegen
+
+
+@njit(cache=CACHE, inline="always")
+def _bin(rel, bins):
+    """:func:`bin_of` from the table `bins` (:func:`bin_table`): the slice from the float's
+    exponent and top fraction bits, then one comparison with the edge above its first bin."""
+    if rel <= 0.0:
+        return 0
+    edges, first = bins
+    bits = float_bits(rel)
+    binade = (bits >> 52) - 1022  # math.frexp's exponent (subnormals: far below the table)
+    if binade < FIRST_BINADE:
         return 1
-    if b > N_LOG_BINS:
+    if binade > LAST_BINADE:
         return N_LOG_BINS
-    return b
+    b = first[(binade - FIRST_BINADE) * SUB_BINS + ((bits >> (52 - SUB_BITS)) & (SUB_BINS - 1))]
+    return b + (rel >= edges[b + 1])
 
 
 def as_ticks(time: np.ndarray) -> np.ndarray:
@@ -82,18 +151,42 @@ def as_ticks(time: np.ndarray) -> np.ndarray:
     return ticks
 
 
-@njit(cache=CACHE)
-def estimate_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, peak, counter_rej,
-                  exact_rej):
+@njit(cache=CACHE, nogil=True)
+def _longest(starts):
+    """The most requests of any one source."""
+    longest = 0
+    for s in range(len(starts) - 1):
+        longest = max(longest, starts[s + 1] - starts[s])
+    return longest
+
+
+@njit(cache=CACHE, nogil=True)
+def _count_bins(hist, found, n):
+    """Add the first `n` bins of `found` to `hist`.
+
+    The passes note each request's bin and count a source's bins after it, in a loop of
+    their own: counted as found, consecutive requests in the same bin (the common case) made
+    each increment wait on a load whose address came late, and the counting took 40% of the
+    estimate pass.
+    """
+    for j in range(n):
+        hist[found[j]] += 1
+
+
+@njit(cache=CACHE, nogil=True)
+def estimate_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, bins, peak,
+                  counter_rej, exact_rej):
     """Estimate mode: every request counts in both the exact window and the counter.
 
     For each request i of a source: ``exact`` = requests of the source in (t - W, t] up to
     and including i; ``estimate`` = prev * weight + cur + 1 (the counter including i). Adds to
     ``counts`` (see the column constants), ``relsum[0]`` (sum of |estimate - exact| / exact),
-    ``relsum[1]`` (the largest), ``hist``; writes per source ``peak`` (largest exact count),
+    ``relsum[1]`` (the largest), ``hist`` (its bins found with ``bins``, :func:`bin_table`);
+    writes per source ``peak`` (largest exact count),
     ``counter_rej`` and ``exact_rej`` (requests each side would have rejected).
     """
     n_src = len(starts) - 1
+    found = np.empty(_longest(starts), np.int16)  # a source's bins (_count_bins)
     for s in range(n_src):
         a = starts[s]
         b = starts[s + 1]
@@ -105,30 +198,34 @@ def estimate_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, peak
         pk = 0
         crej = 0
         erej = 0
+        fa = 0
+        fr = 0
+        rsum = relsum[0]  # added to in the same order as before: the same sum to the bit
+        rmax = relsum[1]
         for i in range(a, b):
             t = ticks[i]
-            while sl.has_left(ticks[lo], t, window_ticks):
+            lo += sl.has_left(ticks[lo], t, window_ticks)  # most often none or one has left:
+            while sl.has_left(ticks[lo], t, window_ticks):  # that one without a branch
                 lo += 1
             exact = i - lo + 1
             e_ok, _, _ = window_step(i - lo, 1.0, limit, True)  # the log, counting all
             k, start = fw.index_near(t, window_ticks, k, start)
             _, c_ok, prev, cur, est = sc.step(kc, prev, cur, t, k, window_ticks, 1.0, limit, True)
             kc = k
-            if exact > pk:
-                pk = exact
-            if not c_ok:
-                crej += 1
-            if not e_ok:
-                erej += 1
-                if c_ok:
-                    counts[FALSE_ALLOW] += 1
-            elif not c_ok:
-                counts[FALSE_REJECT] += 1
+            pk = max(pk, exact)
+            crej += not c_ok  # counts, not branches: the decisions are not predictable
+            erej += not e_ok
+            fa += c_ok & (not e_ok)
+            fr += e_ok & (not c_ok)
             rel = abs(est - exact) / exact
-            relsum[0] += rel
-            if rel > relsum[1]:
-                relsum[1] = rel
-            hist[_bin(rel)] += 1
+            rsum += rel
+            rmax = max(rmax, rel)
+            found[i - a] = _bin(rel, bins)
+        _count_bins(hist, found, b - a)
+        relsum[0] = rsum
+        relsum[1] = rmax
+        counts[FALSE_ALLOW] += fa
+        counts[FALSE_REJECT] += fr
         counts[REQUESTS] += b - a
         counts[EXACT_REJECT] += erej
         counts[COUNTER_REJECT] += crej
@@ -137,8 +234,9 @@ def estimate_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, peak
         exact_rej[s] = erej
 
 
-@njit(cache=CACHE)
-def admission_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, counter_rej, exact_rej):
+@njit(cache=CACHE, nogil=True)
+def admission_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, bins, counter_rej,
+                   exact_rej):
     """Admission mode: a sliding log and a counter, each counting only what it admitted.
 
     The two run independently on the same requests and their decisions are compared. The
@@ -148,12 +246,10 @@ def admission_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, cou
     (without ``peak``, which does not depend on the mode).
     """
     n_src = len(starts) - 1
-    longest = 0
-    for s in range(n_src):
-        if starts[s + 1] - starts[s] > longest:
-            longest = starts[s + 1] - starts[s]
+    longest = _longest(starts)
     log = np.empty(longest, np.int64)  # ticks the log admitted (a queue)
     ctr = np.empty(longest, np.int64)  # ticks the counter admitted
+    found = np.empty(longest, np.int16)  # a source's bins (_count_bins)
     for s in range(n_src):
         a = starts[s]
         b = starts[s + 1]
@@ -167,37 +263,44 @@ def admission_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, cou
         cur = 0.0
         crej = 0
         erej = 0
+        fa = 0
+        fr = 0
+        rsum = relsum[0]  # added to in the same order as before: the same sum to the bit
+        rmax = relsum[1]
         for i in range(a, b):
             t = ticks[i]
+            # most often none or one entry has left: that one without a branch (log[lh] is
+            # in the queue's room even when the queue is empty; its value is then unused)
+            lh += (lh < ln) & sl.has_left(log[lh], t, window_ticks)
             while lh < ln and sl.has_left(log[lh], t, window_ticks):
                 lh += 1
             e_ok, _, _ = window_step(ln - lh, 1.0, limit, False)
-            if e_ok:
-                log[ln] = t
-                ln += 1
-            else:
-                erej += 1
+            # written whether or not admitted (slot ln is free: fewer than i - a + 1 entries
+            # were admitted before), kept only if admitted: no branch on the decision
+            log[ln] = t
+            ln += e_ok
+            erej += not e_ok
             k, start = fw.index_near(t, window_ticks, k, start)
             est, c_ok, prev, cur, _ = sc.step(kc, prev, cur, t, k, window_ticks, 1.0, limit, False)
             kc = k
+            ch += (ch < cn) & sl.has_left(ctr[ch], t, window_ticks)
             while ch < cn and sl.has_left(ctr[ch], t, window_ticks):
                 ch += 1
             real = (cn - ch) + 1.0
-            if c_ok:
-                ctr[cn] = t
-                cn += 1
-            else:
-                crej += 1
-            if not e_ok:
-                if c_ok:
-                    counts[FALSE_ALLOW] += 1
-            elif not c_ok:
-                counts[FALSE_REJECT] += 1
+            ctr[cn] = t
+            cn += c_ok
+            crej += not c_ok
+            fa += c_ok & (not e_ok)
+            fr += e_ok & (not c_ok)
             rel = abs(est + 1.0 - real) / real
-            relsum[0] += rel
-            if rel > relsum[1]:
-                relsum[1] = rel
-            hist[_bin(rel)] += 1
+            rsum += rel
+            rmax = max(rmax, rel)
+            found[i - a] = _bin(rel, bins)
+        _count_bins(hist, found, b - a)
+        relsum[0] = rsum
+        relsum[1] = rmax
+        counts[FALSE_ALLOW] += fa
+        counts[FALSE_REJECT] += fr
         counts[REQUESTS] += b - a
         counts[EXACT_REJECT] += erej
         counts[COUNTER_REJECT] += crej
@@ -205,7 +308,7 @@ def admission_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, cou
         exact_rej[s] = erej
 
 
-@njit(cache=CACHE)
+@njit(cache=CACHE, nogil=True)
 def peak_counts(ticks, starts, window_ticks):
     """Per source, the most of its requests in any trailing window (t - W, t] (times and W in
     ticks)."""
@@ -231,9 +334,9 @@ for _fn in (hp.ms_of, hp.even, hp.counted, hp.blend, hp.step):
     register_jitable(_fn)
 
 
-@njit(cache=CACHE)
+@njit(cache=CACHE, nogil=True)
 def haproxy_estimate_pass(ticks, starts, limit, admits, period, expire, window_ticks, counts,
-                          relsum, hist, peak, counter_rej, exact_rej):
+                          relsum, hist, bins, peak, counter_rej, exact_rej):
     """:func:`estimate_pass` with HAProxy's counter: its rate including request i
     (``haproxy.step``: curr + prev x remain // period, in ms `period`, entries expiring after
     `expire` ms) against the exact count of (t - W, t], W = `window_ticks`, the same period.
@@ -273,7 +376,7 @@ def haproxy_estimate_pass(ticks, starts, limit, admits, period, expire, window_t
             relsum[0] += rel
             if rel > relsum[1]:
                 relsum[1] = rel
-            hist[_bin(rel)] += 1
+            hist[_bin(rel, bins)] += 1
         counts[REQUESTS] += b - a
         counts[EXACT_REJECT] += erej
         counts[COUNTER_REJECT] += crej
@@ -282,18 +385,15 @@ def haproxy_estimate_pass(ticks, starts, limit, admits, period, expire, window_t
         exact_rej[s] = erej
 
 
-@njit(cache=CACHE)
+@njit(cache=CACHE, nogil=True)
 def haproxy_admission_pass(ticks, starts, limit, admits, period, expire, window_ticks, counts,
-                           relsum, hist, counter_rej, exact_rej):
+                           relsum, hist, bins, counter_rej, exact_rej):
     """:func:`admission_pass` with HAProxy's counter: the exact log counts what it admitted;
     HAProxy's counter counts every request, refused or not, as HAProxy does (that is what this
     mode measures for it). The relative error is its rate including the request against the
     exact number of requests it admitted in (t - W, t], plus this one."""
     n_src = len(starts) - 1
-    longest = 0
-    for s in range(n_src):
-        if starts[s + 1] - starts[s] > longest:
-            longest = starts[s + 1] - starts[s]
+    longest = _longest(starts)
     log = np.empty(longest, np.int64)  # ticks the log admitted (a queue)
     ctr = np.empty(longest, np.int64)  # ticks HAProxy's rule admitted
     for s in range(n_src):
@@ -337,7 +437,7 @@ def haproxy_admission_pass(ticks, starts, limit, admits, period, expire, window_
             relsum[0] += rel
             if rel > relsum[1]:
                 relsum[1] = rel
-            hist[_bin(rel)] += 1
+            hist[_bin(rel, bins)] += 1
         counts[REQUESTS] += b - a
         counts[EXACT_REJECT] += erej
         counts[COUNTER_REJECT] += crej

@@ -2,10 +2,11 @@
 
 Chunks of sources are independent (a source never spans two), so each chunk of a synthetic
 population is generated from its own seed, analysed, and only its :class:`ErrorTally` — a few
-kilobytes — is kept. Memory stays at one chunk per process however large the population. A
-trace in memory or in Parquet is cut the same way, into parts that hold whole sources
-(:mod:`ratelab.scale.parts`). ``engine="inprocess"`` runs the chunks or parts one after the
-other in this process (small runs); ``engine="dask"`` runs each in a task of a Dask cluster.
+kilobytes — is kept. Memory stays at one chunk per thread or process however large the
+population. A trace in memory or in Parquet is cut the same way, into parts that hold whole
+sources (:mod:`ratelab.scale.parts`). ``engine="inprocess"`` runs the chunks or parts in this
+process, on a thread per core (the kernels and numpy let go of the interpreter's lock);
+``engine="dask"`` runs each in a task of a Dask cluster.
 Both go through the executor :func:`ratelab.scale.imap_parts`, and the tallies are added in
 part order either way, so the figures are the same.
 
@@ -100,7 +101,8 @@ def _chunks_tally(pop, limit, window, mode, engine, client, groups, progress, co
                                    modes=modes, groups=groups, counter=counter),
                            range(len(bounds) - 1), engine, client=client,
                            shared=(pop.plan(), bounds), total=pop.requests,
-                           desc="error analysis", progress=progress)
+                           desc="error analysis", progress=progress,
+                           threads=X.default_workers())
     total = {} if groups else ErrorTally(limit, window, modes, counter)
     for t in tallies:
         if groups:
@@ -140,7 +142,7 @@ def parts_tally(client, directory, limit: float, window: float, mode: str = "bot
 
 def parts_tally_inprocess(directory, limit: float, window: float, mode: str = "both", *,
                           progress: bool = True, counter: str = COUNTERS[0]) -> ErrorTally:
-    """:func:`parts_tally` in this process, one part after the other."""
+    """:func:`parts_tally` in this process, a part at a time on each of its threads."""
     return _parts_tally(directory, limit, window, mode, "inprocess", None, progress, counter)
 
 
@@ -155,7 +157,8 @@ def _parts_tally(directory, limit, window, mode, engine, client, progress,
                  window=window, modes=modes, counter=counter)
     return _added(ErrorTally(limit, window, modes, counter),
                   X.imap_parts(fn, paths, engine, client=client, total=meta["requests"],
-                               desc="error analysis", progress=progress))
+                               desc="error analysis", progress=progress,
+                               threads=X.default_workers()))
 
 
 def _part_file_tally(path, *, grouped, limit, window, modes, counter):
@@ -181,7 +184,7 @@ def trace_tally(trace, limit: float, window: float, mode: str = "both", *,
                 counter: str = COUNTERS[0]) -> ErrorTally:
     """The ErrorTally of a trace in memory, part by part (parts of about `part_requests`).
 
-    engine "inprocess": the parts one after the other here; "dask": the parts written to
+    engine "inprocess": the parts here, a thread per core; "dask": the parts written to
     Parquet under `parts_dir` (default: a temporary directory, for a LocalCluster) and
     tallied by `client`'s cluster. The same figures either way.
     """
@@ -194,7 +197,8 @@ def trace_tally(trace, limit: float, window: float, mode: str = "both", *,
         fn = partial(_part_tally, limit=limit, window=window, modes=modes, counter=counter)
         return _added(ErrorTally(limit, window, modes, counter),
                       X.imap_parts(fn, P.split(trace, part_requests), total=len(trace),
-                                   desc="error analysis", progress=progress))
+                                   desc="error analysis", progress=progress,
+                                   threads=X.default_workers()))
     with P.partitioned(trace, parts_dir, part_requests) as directory:
         return parts_tally(client, directory, limit, window, mode, progress=progress,
                            counter=counter)
@@ -317,9 +321,10 @@ def _parquet_record(path, source, limit, window, mode, engine, scheduler, worker
 
 
 def workers_at_work(engine: str, scheduler: str | None, workers: int | None) -> int | None:
-    """Processes at work: 1 in process, the LocalCluster's, or None for a scheduler's."""
+    """Threads or processes at work: in process, a thread per core; the LocalCluster's
+    processes; or None for a scheduler's."""
     if engine == "inprocess":
-        return 1
+        return X.default_workers()
     return None if scheduler else (workers or X.default_workers())
 
 

@@ -140,7 +140,7 @@ def add(sub) -> None:
                         + " ".join(f"{q:g}" for q in DEFAULT_QUANTILES) + ")")
     add_engine_options(
         p, runs="where the analysis runs",
-        inprocess="chunks one after the other in this process",
+        inprocess="chunks in this process, a thread per core",
         dask="one task per chunk or partition of sources on a Dask cluster",
         parts_dir="with --engine dask on a trace: where to write it partitioned by source, "
                   "storage every worker reads (default: a temporary directory)")

@@ -102,14 +102,28 @@ def whole(name: str, value: Any, *, minimum: int = 1) -> int:
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}") from None
     if not math.isfinite(x) or x != int(x) or x < minimum:
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
-    return int(bounded(name, x))
+    return int(below(name, x, LARGEST, "2**53", value))
+
+
+MAX_RATE = LARGEST * TICKS_PER_S
+"""Bucket rates must lie below this (9.007e21 per second): what a bucket refills in one tick
+(``clock.tie_amount``, which ``remaining`` counts) then stays below 2**53, a whole number of
+requests that fits the compiled engine's 64-bit integers. At rate=1e300 it would not."""
+
+
+def below(name: str, x: float, bound: float, what: str, given: Any = None) -> float:
+    """`x`, or ValueError naming `name` unless it lies below `bound` — the one guard against a
+    parameter whose arithmetic would overflow; `what` says the bound in words, `given` the
+    value as the caller wrote it (default: `x`)."""
+    if not x < bound:
+        raise ValueError(f"{name} must be below {what} ({bound:.4g}), "
+                         f"got {x if given is None else given!r}")
+    return x
 
 
 def bounded(name: str, x: float) -> float:
     """`x`, or ValueError naming `name` unless it lies below LARGEST (2**53)."""
-    if x >= LARGEST:
-        raise ValueError(f"{name} must be below 2**53 ({LARGEST:.4g}), got {x!r}")
-    return x
+    return below(name, x, LARGEST, "2**53")
 
 
 def slow_enough(name: str, per_s: float, amount: float) -> None:

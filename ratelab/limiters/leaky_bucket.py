@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import (Decision, Limiter, PerSecond, Seconds, bounded, budget_args, positive,
-                   whole_below)
+from .base import (MAX_RATE, Decision, Limiter, PerSecond, Seconds, below, bounded, budget_args,
+                   positive, whole_below)
 from ..clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass
 
 MODES = ("police", "shape")
@@ -119,7 +119,7 @@ class LeakyBucket(Limiter):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         self.capacity = bounded("capacity", positive("capacity", capacity))
-        self.rate = positive("rate", rate)
+        self.rate = below("rate", positive("rate", rate), MAX_RATE, "2**53 per microsecond")
         self.mode = mode
         self.limit = self.capacity
         self._check_refill_time(self.capacity, self.rate)

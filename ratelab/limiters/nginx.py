@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Decision, Limiter, PerSecond, Seconds, budget_args, positive, whole
+from .base import Decision, Limiter, PerSecond, Seconds, below, budget_args, positive, whole
 from ..clock import seconds_until
 
 KEY = "$binary_remote_addr"
@@ -183,16 +183,14 @@ class NginxLimitReq(Limiter):
     def __init__(self, rate: PerSecond, burst: int = 0, nodelay: bool = False,
                  delay: int = 0) -> None:
         super().__init__()
-        self.rate = positive("rate", rate)
-        if self.rate >= 1e15:
-            raise ValueError(f"rate must be below 1e15 per second for nginx, got {rate!r}")
+        self.rate = below("rate", positive("rate", rate), 1e15,
+                          "1e15 per second for nginx (in thousandths, 64 bits)")
         self.rate_milli = int(self.rate * 1000 + 1e-9)
         if self.rate_milli < 1:
             raise ValueError(f"rate must be at least 0.001 per second for nginx, got {rate!r}")
         self.ms_cap = ms_cap(self.rate_milli)
-        self.burst = whole("burst", burst, minimum=0)
-        if self.burst >= MAX_BURST:
-            raise ValueError(f"burst must be below 10**12 for nginx, got {burst!r}")
+        self.burst = below("burst", whole("burst", burst, minimum=0), MAX_BURST,
+                           "10**12 for nginx")
         self.delay = whole("delay", delay, minimum=0)
         if not isinstance(nodelay, bool):
             raise ValueError(f"nodelay must be True or False, got {nodelay!r}")

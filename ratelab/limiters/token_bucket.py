@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import (Decision, Limiter, PerSecond, Seconds, bounded, budget_args, positive,
-                   whole_below)
+from .base import (MAX_RATE, Decision, Limiter, PerSecond, Seconds, below, bounded, budget_args,
+                   positive, whole_below)
 from ..clock import TICKS_PER_S, seconds_until, tie_amount, ticks_to_pass, to_ticks
 
 
@@ -123,7 +123,7 @@ class TokenBucket(Limiter):
     def __init__(self, rate: PerSecond, capacity: float) -> None:
         super().__init__()
         self.capacity = bounded("capacity", positive("capacity", capacity))
-        self.rate = positive("rate", rate)
+        self.rate = below("rate", positive("rate", rate), MAX_RATE, "2**53 per microsecond")
         self.limit = self.capacity
         self._check_refill_time(self.capacity, self.rate)
 

@@ -298,12 +298,13 @@ def _fixed_window(K, lim: FixedWindow, trace, views):
 
 def _sliding_log(K, lim: SlidingWindowLog, trace, views):
     state = K.new_state(K.SLIDING_LOG, trace.n_keys)
-    link = np.empty(len(trace), dtype=K.SLIDING_LOG_LINK)  # written where a request is logged
-    cost_all = trace.cost  # None: every request costs 1
+    K.log_layout(trace.key, state)  # each key's stretch of the log
+    log = np.empty(len(trace) + 1, dtype=np.int64)  # one slot more: see K.sliding_log
+    log_cost = None if trace.cost is None else np.empty(len(trace) + 1, dtype=np.float64)
 
     def step(a: int, b: int) -> None:
         common, outs, _, tail = views(a, b)
-        K.sliding_log(*common, a, cost_all, state, link, lim.limit, lim.window_ticks,
+        K.sliding_log(*common, state, log, log_cost, lim.limit, lim.window_ticks,
                       lim.count_rejected, *outs, *tail)
     return step
 
@@ -330,11 +331,15 @@ def _gcra(K, lim: GCRA, trace, views):
 def _nginx(K, lim: NginxLimitReq, trace, views):
     state = K.new_state(K.NGINX, trace.n_keys)
     ends = np.full(2, -1, dtype=np.int64)  # the LRU queue's oldest and newest key
+    ms = np.empty(min(CHUNK, len(trace)), dtype=np.int64)  # one slice's milliseconds
+    found = np.empty(min(CHUNK, len(trace)), dtype=np.int64)  # the excess each found
 
     def step(a: int, b: int) -> None:
         (time, ticks, key, _), outs, delay, tail = views(a, b)
-        K.nginx(time, ticks, key, state, ends, lim.rate_milli, lim.ms_cap, lim.burst, lim.delay,
-                lim.nodelay, *outs, delay, *tail)
+        K.ms_of_ticks(ticks, ms[:b - a])
+        K.nginx(time, ticks, ms[:b - a], key, state, ends, lim.rate_milli, lim.ms_cap,
+                lim.burst, *outs, found[:b - a], *tail)
+        K.nginx_delays(found[:b - a], delay, lim.delay, lim.nodelay, lim.rate_milli)
     return step
 
 

@@ -18,6 +18,8 @@ worker can read.
 from __future__ import annotations
 
 import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from typing import Callable, Iterable, Iterator, Sequence
 
@@ -92,19 +94,21 @@ def engine_client(engine: str, scheduler: str | None = None, workers: int | None
 
 def imap_parts(fn: Callable, parts: Iterable, engine: str = "inprocess", *, client=None,
                shared: Sequence = (), total: int | None = None, desc: str = "",
-               unit: str = "req", progress: bool = True) -> Iterator:
+               unit: str = "req", progress: bool = True, threads: int = 1) -> Iterator:
     """``fn(part, *shared)``'s result for each of `parts`, in part order.
 
     `fn` returns ``(work, result)``: `work` (the part's requests, say) advances a progress bar
-    of `total` such units; only `result` is yielded. engine "inprocess": the parts one after
-    the other in this process; "dask": a task per part on `client`'s cluster, `shared` sent to
-    every worker once, each result yielded as soon as it and every one before it are done
-    (only those that finished ahead of an earlier one are held).
+    of `total` such units; only `result` is yielded. engine "inprocess": the parts in this
+    process, on `threads` threads (each takes the next part; at most `threads` parts are in
+    hand at once, so memory grows with `threads`, not with the parts) — worth more than 1
+    only where `fn` spends its time outside the interpreter's lock (numpy, numba kernels
+    compiled ``nogil``); "dask": a task per part on `client`'s cluster, `shared` sent to every
+    worker once. Either way each result is yielded as soon as it and every one before it are
+    done (only those that finished ahead of an earlier one are held).
     """
     if check_engine(engine) == "inprocess":
         with bar(total, desc=desc, unit=unit, unit_scale=True, progress=progress) as b:
-            for part in parts:
-                work, result = fn(part, *shared)
+            for work, result in _in_threads(fn, parts, shared, threads):
                 b.update(work)
                 yield result
         return
@@ -113,6 +117,24 @@ def imap_parts(fn: Callable, parts: Iterable, engine: str = "inprocess", *, clie
     shared = client.scatter(list(shared), broadcast=True) if len(shared) else []
     futures = [client.submit(fn, part, *shared, pure=False) for part in parts]
     yield from _gather_in_order(futures, total, progress, desc, unit)
+
+
+def _in_threads(fn: Callable, parts: Iterable, shared: Sequence, threads: int) -> Iterator:
+    """``fn(part, *shared)`` for each part, in order, on `threads` threads (1: this one)."""
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads!r}")
+    if threads == 1:
+        for part in parts:
+            yield fn(part, *shared)
+        return
+    with ThreadPoolExecutor(threads, thread_name_prefix="ratelab-part") as pool:
+        pending: deque = deque()
+        for part in parts:
+            if len(pending) == threads:
+                yield pending.popleft().result()
+            pending.append(pool.submit(fn, part, *shared))
+        while pending:
+            yield pending.popleft().result()
 
 
 def map_parts(fn: Callable, parts: Iterable, engine: str = "inprocess", **kw) -> list:

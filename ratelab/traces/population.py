@@ -326,7 +326,7 @@ def _on_off_points(rate_on, mean_on, mean_off, duration, rng, shape=1.0):
     return counts, times
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sorted_uniform(counts, lo, span, expo):
     """counts[j] sorted uniform points in [lo[j], lo[j] + span[j]) per segment.
 
@@ -351,7 +351,7 @@ def _sorted_uniform(counts, lo, span, expo):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _expand_pages(pages, page_t, size, gaps, duration):
     """Each page view becomes `size` requests, `gaps` apart, never overtaking the next page.
 
