@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import ratelab
 from services import free_port, need, required, running
 
 pytestmark = pytest.mark.service
@@ -232,7 +233,8 @@ def test_live_limiter_in_jupyterlab(lab, browser):
 
 
 def test_compare_in_jupyterlab(lab, browser):
-    """The comparison panel: a preset drives seven lanes; their axis and ticks change."""
+    """The comparison panel: a preset drives a lane per registry algorithm; their axis and ticks
+    change."""
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
@@ -245,7 +247,8 @@ def test_compare_in_jupyterlab(lab, browser):
     page.wait_for_function(KERNEL_IDLE, timeout=300_000)
     panel.scroll_into_view_if_needed()
     chart = panel.locator("svg.ratelab-compare-chart")
-    expect(chart.locator("g[id^='lane-']")).to_have_count(7)
+    lanes = len(ratelab.NAMES)  # every algorithm of the registry, haproxy the eighth
+    expect(chart.locator("g[id^='lane-']")).to_have_count(lanes)
     assert texts(chart.locator("#x-label text")) == ["time (s)"]
     assert "requests served" in texts(chart.locator("#y-label text"))[0]
     # the notebook moved this panel on to the boundary preset after showing it
@@ -257,8 +260,8 @@ def test_compare_in_jupyterlab(lab, browser):
                                                                       timeout=90_000)
     whole = xticks(panel)
     assert whole != burst and float(whole[-1]) == pytest.approx(10)  # the whole 10 s run
-    expect(chart.locator("g[id^='lane-']")).to_have_count(7)
-    assert panel.locator(".ratelab-compare-table tr").count() == 8  # a header and 7 rows
+    expect(chart.locator("g[id^='lane-']")).to_have_count(lanes)
+    assert panel.locator(".ratelab-compare-table tr").count() == lanes + 1  # a header, a row each
 
     button(panel, "zoom to the busiest window").click()
     page.wait_for_function("""w => {

@@ -266,8 +266,8 @@ def lanes_figure(lanes: Sequence[LaneChart], ghosts: dict[str, Steps], *,
     """The lanes as a matplotlib Figure (not shown through pyplot); drawn on `fig`, cleared
     and resized, when one is given (an animation's frames).
 
-    One Axes holds every lane, stacked: one x axis and one set of ticks to lay out, not
-    seven, which is what keeps a frame cheap. In lane k (counted from the top) the count
+    One Axes holds every lane, stacked: one x axis and one set of ticks to lay out, not one
+    per lane, which is what keeps a frame cheap. In lane k (counted from the top) the count
     sits in [0, 0.5) above the lane's base (ticks at 0, the limit and twice the limit), the
     shaper's departures at 0.53-0.58, the arrivals at 0.60-0.67, the lane's title above them
     at 0.70, clear of the next lane's zero line at 1. `ghosts` are the served counts of
