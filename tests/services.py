@@ -1,4 +1,5 @@
-"""Start real services (redis-server, nginx, haproxy ...) for tests, on free loopback ports.
+"""Start real services (redis-server, nginx, haproxy, JupyterLab, Debian's chromium) for tests,
+on free loopback ports.
 
 A missing service skips its test with a clear reason — unless RATELAB_REQUIRE_SERVICES=1
 (set by .ci/run, which installs them), where a missing service fails the test instead.
@@ -7,9 +8,11 @@ A missing service skips its test with a clear reason — unless RATELAB_REQUIRE_
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -173,3 +176,52 @@ defaults
         for port in ports.values():
             wait_for_port(port, proc)
         yield {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
+
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+"""Debian's chromium headless with no network of its own: without the background-networking
+flags it tries Google's hosts at every start, refused on a closed network."""
+
+
+@contextmanager
+def chromium(why: str):
+    """Headless Debian chromium, driven by Playwright (never `playwright install`); skips (or
+    fails, under RATELAB_REQUIRE_SERVICES=1) without chromium or the playwright package."""
+    executable = need("chromium", why)
+    try:
+        from playwright.sync_api import sync_playwright  # the test extra; say so if missing
+    except ImportError:
+        if required():
+            pytest.fail("RATELAB_REQUIRE_SERVICES=1 but the playwright package is missing")
+        pytest.skip("the playwright package is not installed (pip install -e '.[test]')")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS,
+                                    headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextmanager
+def jupyterlab(root: Path, notebook: str, env: dict | None = None):
+    """JupyterLab serving the folder `root` on a free loopback port, with its settings, runtime
+    and workspaces in `root`/home and no news toast; yields the URL that opens `notebook`.
+    `env` is added to the server's environment."""
+    port, token = free_port(), secrets.token_hex(16)
+    home = root / "home"
+    env = os.environ | {"JUPYTER_CONFIG_DIR": str(home / "config"),
+                        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+                        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+                        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"), **(env or {})}
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
+           f"--port={port}", f"--ServerApp.root_dir={root}",
+           f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
+           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--allow-root"]
+    news = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    news.parent.mkdir(parents=True)
+    news.write_text('{"fetchNews": "false"}')  # no "get news?" toast over the page
+    with running(cmd, port, root, env=env, log=home / "lab.log", timeout_s=240):
+        yield f"http://127.0.0.1:{port}/lab/tree/{notebook}?token={token}"

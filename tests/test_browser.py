@@ -10,26 +10,20 @@ and waits for virtual time to move, and saves a screenshot to artifacts/browser/
 
 from __future__ import annotations
 
-import os
-import secrets
 import shutil
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 import ratelab
-from services import free_port, need, required, running
+from services import chromium, jupyterlab
 
 pytestmark = pytest.mark.service
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = "04-live-limiter.ipynb"
 SHOTS = ROOT / "artifacts" / "browser"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                  "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"]
 
 KERNEL_IDLE = """() => {
     const app = window.jupyterapp;
@@ -44,40 +38,16 @@ KERNEL_IDLE = """() => {
 def lab(tmp_path):
     """JupyterLab serving a copy of 04-live-limiter on a free loopback port; yields its URL."""
     shutil.copy(ROOT / "notebooks" / NOTEBOOK, tmp_path / NOTEBOOK)
-    port, token = free_port(), secrets.token_hex(16)
-    home = tmp_path / "home"
-    env = os.environ | {"JUPYTER_CONFIG_DIR": str(home / "config"),
-                        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-                        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
-                        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
-                        "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
-           f"--port={port}", f"--ServerApp.root_dir={tmp_path}",
-           f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
-           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--allow-root"]
-    news = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-    news.parent.mkdir(parents=True)
-    news.write_text('{"fetchNews": "false"}')  # no "get news?" toast over the page
-    with running(cmd, port, tmp_path, env=env, log=home / "lab.log", timeout_s=240):
-        yield f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK}?token={token}"
+    with jupyterlab(tmp_path, NOTEBOOK,
+                    env={"MPLBACKEND": "module://matplotlib_inline.backend_inline"}) as url:
+        yield url
 
 
 @pytest.fixture
 def browser():
-    """Headless Debian chromium, driven by Playwright (never `playwright install`)."""
-    executable = need("chromium", "the browser test drives Debian's chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:  # declared in the test extra; say so rather than crash
-        if required():
-            pytest.fail("RATELAB_REQUIRE_SERVICES=1 but the playwright package is missing")
-        pytest.skip("the playwright package is not installed (pip install -e '.[test]')")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
+    """Headless Debian chromium, driven by Playwright."""
+    with chromium("the browser test drives Debian's chromium") as b:
+        yield b
 
 
 def button(panel, text: str):
@@ -273,7 +243,7 @@ def test_compare_in_jupyterlab(lab, browser):
     assert float(zoomed[-1]) - float(zoomed[0]) < 10
 
     panel.locator(".widget-toggle-button", has_text="nginx").first.click()
-    expect(chart.locator("g[id^='lane-']")).to_have_count(6, timeout=90_000)
+    expect(chart.locator("g[id^='lane-']")).to_have_count(lanes - 1, timeout=90_000)
     expect(panel.locator(".ratelab-compare-status")).to_contain_text("Grey: the run before",
                                                                       timeout=90_000)
     SHOTS.mkdir(parents=True, exist_ok=True)

@@ -17,8 +17,7 @@ import pytest
 from ratelab.analysis.page import SECTIONS as ERROR_SECTIONS
 from ratelab.cli import main
 from ratelab.whatif.page import SECTIONS as WHAT_IF_SECTIONS
-from services import need, required
-from test_browser import CHROMIUM_FLAGS
+from services import chromium
 
 pytestmark = pytest.mark.service
 
@@ -64,20 +63,9 @@ def pages(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def browser():
-    """Headless Debian chromium, driven by Playwright (never `playwright install`)."""
-    executable = need("chromium", "the report test opens the pages in Debian's chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:  # declared in the test extra; say so rather than crash
-        if required():
-            pytest.fail("RATELAB_REQUIRE_SERVICES=1 but the playwright package is missing")
-        pytest.skip("the playwright package is not installed (pip install -e '.[test]')")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
+    """Headless Debian chromium, driven by Playwright."""
+    with chromium("the report test opens the pages in Debian's chromium") as b:
+        yield b
 
 
 def open_offline(browser, url: str, width: int):

@@ -19,7 +19,6 @@ import html.parser
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -32,7 +31,7 @@ import yaml
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from services import need, required
+import services
 
 pytestmark = pytest.mark.site
 
@@ -82,7 +81,7 @@ def site(tmp_path_factory) -> Path:
     """The built site's html directory (built once for this module)."""
     jb = Path(sys.executable).with_name("jupyter-book")
     if not jb.exists():
-        if required():
+        if services.required():
             pytest.fail("RATELAB_REQUIRE_SERVICES=1 but jupyter-book is missing "
                         "(pip install -e '.[site]')")
         pytest.skip("jupyter-book is not installed (pip install -e '.[site]')")
@@ -507,18 +506,8 @@ def site_pages(site: Path) -> list[Path]:
 @pytest.fixture(scope="module")
 def chromium():
     """Debian's chromium through Playwright, one browser for the module's tests."""
-    executable = need("chromium", "the site is opened in Debian's chromium")
-    # here, not at the top: the site's other tests run where playwright is not installed
-    from playwright.sync_api import sync_playwright
-
-    from test_browser import CHROMIUM_FLAGS
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with services.chromium("the site is opened in Debian's chromium") as browser:
+        yield browser
 
 
 class Offline:
@@ -666,8 +655,8 @@ def test_the_syllabus_gives_each_lesson_its_time_and_objectives(site):
                         (ROOT / "notebooks" / "README.md").read_text(), flags=re.M)
     assert len(listed) >= 10, listed
     text = " ".join(text_of(site / "notebooks" / "README.html").split())
-    for number, time in listed:
-        assert re.search(rf"{number} [^(]*\({re.escape(time)}\)", text), (number, time)
+    for number, minutes in listed:
+        assert re.search(rf"{number} [^(]*\({re.escape(minutes)}\)", text), (number, minutes)
     assert text.count("You will be able to") >= len(listed)
 
 

@@ -10,10 +10,7 @@ silent.
 
 from __future__ import annotations
 
-import os
 import re
-import secrets
-import sys
 from pathlib import Path
 
 import nbformat
@@ -23,7 +20,7 @@ from ratelab.cli.execute import Executor
 from ratelab.exercises import quiz
 from ratelab.exercises.quizcells import code_source
 
-from services import free_port, running
+from services import jupyterlab
 from test_browser import KERNEL_IDLE, browser  # noqa: F401 (a fixture: Debian's chromium)
 
 pytestmark = pytest.mark.service
@@ -42,21 +39,8 @@ def lab(tmp_path):
     Executor(nb, timeout=120, kernel_name="python3",
              resources={"metadata": {"path": str(tmp_path)}}).execute()
     nbformat.write(nb, tmp_path / NOTEBOOK)
-    port, token = free_port(), secrets.token_hex(16)
-    home = tmp_path / "home"
-    env = os.environ | {"JUPYTER_CONFIG_DIR": str(home / "config"),
-                        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-                        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
-                        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces")}
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
-           f"--port={port}", f"--ServerApp.root_dir={tmp_path}",
-           f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
-           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--allow-root"]
-    news = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-    news.parent.mkdir(parents=True)
-    news.write_text('{"fetchNews": "false"}')
-    with running(cmd, port, tmp_path, env=env, log=home / "lab.log", timeout_s=240):
-        yield f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK}?token={token}", nb
+    with jupyterlab(tmp_path, NOTEBOOK) as url:
+        yield url, nb
 
 
 def test_a_quiz_in_jupyterlab_folded_when_stored_and_answered_when_run(lab, browser):  # noqa: F811
