@@ -28,7 +28,8 @@ from ratelab.replay import replay
 from ratelab.replay import kernels as K
 
 TIMED = ("ticks_of", "log_layout", "ms_of_ticks", "nginx_delays", "token_bucket",
-         "leaky_bucket", "fixed_window", "sliding_log", "sliding_counter", "gcra", "nginx")
+         "leaky_bucket", "fixed_window", "sliding_log", "sliding_counter", "gcra", "nginx",
+         "haproxy")
 """The kernels module's compiled functions a replay calls (the builders look them up on the
 module at every call, so a timing wrapper put there sees each call)."""
 

