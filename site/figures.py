@@ -146,6 +146,8 @@ def tile_files(path: Path) -> list[list[Path]] | None:
     from PIL import Image  # matplotlib's dependency; imported on the first figure only
 
     with Image.open(path) as im:
+        if im.width <= WIDE:  # most figures: shown whole, never decoded
+            return None
         rgb = im.convert("RGB")
     rows = tiles(np.asarray(rgb))
     if len(rows) == 1 and len(rows[0]) == 1:

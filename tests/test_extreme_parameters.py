@@ -46,6 +46,9 @@ PARAMS = {
     "gcra": st.fixed_dictionaries({"rate": numbers, "burst": wholes}),
     "nginx": st.fixed_dictionaries({"rate": numbers, "burst": wholes,
                                     "nodelay": st.booleans()}),
+    "haproxy": st.fixed_dictionaries({"period": numbers, "limit": wholes,
+                                      "compare": st.sampled_from(["gt", "ge"]),
+                                      "expire": st.one_of(st.none(), numbers)}),
 }
 
 

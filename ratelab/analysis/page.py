@@ -127,14 +127,23 @@ def _finish(fig, ax, top: float, nothing: str) -> None:
     fig.legend(loc="outside lower center", ncols=2)
 
 
+COUNTER_NAMES = {None: "the sliding window counter",
+                 "sliding-window-counter": "the sliding window counter (calendar-aligned)",
+                 "haproxy": "HAProxy's counter (periods from each source's first request, "
+                            "every request counted)"}
+"""How the page names the counter a record measured (``counter`` in the record, or in each of
+its results; older records have none, and measured the calendar-aligned counter)."""
+
+
 def page(record: dict) -> str:
     """The page of an error analysis's record, as HTML text."""
     res = results(record)
     requests = record.get("requests", next(iter(res[0][1]["modes"].values()))["requests"])
     sources = record.get("sources", next(iter(res[0][1]["modes"].values()))["sources"])
     meta = [f"{record['source']}: {requests:,} requests from {sources:,} sources",
-            "the sliding window counter against the exact sliding log, each source limited "
-            "on its own", f"ratelab {__version__} error-analysis"]
+            f"{COUNTER_NAMES.get(res[0][1].get('counter'), COUNTER_NAMES[None])} against "
+            "the exact sliding log, each source limited on its own",
+            f"ratelab {__version__} error-analysis"]
     if record.get("command"):
         meta.insert(2, record["command"])
     tables = "".join(table_html(formatted(record_table(r), missing="-").rename_axis(None),

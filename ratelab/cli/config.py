@@ -10,7 +10,7 @@ to the real servers by the service tests).
 from __future__ import annotations
 
 from ..limiters import haproxy, nginx
-from ..whatif import parse_policy
+from ..limiters.policy import parse_policy
 from .support import UsageError, command
 
 DEFAULT_KEYS = {"haproxy": haproxy.KEY, "nginx": nginx.KEY}
@@ -53,8 +53,8 @@ def run(args) -> dict:
     except ValueError as e:
         raise UsageError("--policy", str(e)) from None
     if policy.name != args.server:
-        hint = (f"; the nearest {args.server} rule: {nearest(policy)}"
-                if nearest(policy) else "")
+        near = nearest(policy)
+        hint = f"; the nearest {args.server} rule: {near}" if near else ""
         raise UsageError("--policy", f"{policy.text!r} is a {policy.name} policy, not a "
                                      f"{args.server} one{hint}")
     key = DEFAULT_KEYS[args.server] if args.key is None else args.key

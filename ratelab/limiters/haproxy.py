@@ -35,11 +35,14 @@ ticks, as every limiter here) as ``now_ms = ticks // 1000``.
 A period always begins on an *even* millisecond: HAProxy keeps a lock in the lowest bit of
 ``tick`` and clears it when it stores the tick, so a key first seen at an odd millisecond has
 its period begin 1 ms before it, and with an odd period (999 ms) each rotation moves the
-period's start 1 ms earlier than ``tick + period``.
+period's start 1 ms earlier than ``tick + period``: the period a rotation opens can then end
+on the very millisecond of the request that opened it (``remain`` 0), and the next request of
+that millisecond rotates again, weighing the burst before at nothing (13 requests at 300 ms,
+``gt 3`` per 13 ms: at 325 ms, four pass).
 
 **The rate** ``sc_http_req_rate`` reads, right after counting, is the blend in integers::
 
-    remain = tick + period - now_ms           # ms of the period still to run, 1 .. period
+    remain = tick + period - now_ms           # ms of the period still to run, 0 .. period
     rate   = curr + prev x remain // period    # floor((curr x period + prev x remain) / period)
 
 so the request itself is in ``curr`` when ``gt`` compares: ``gt N`` passes a fresh key's first N
@@ -52,7 +55,9 @@ one at most 1, it reports the previous one unweighted (HAProxy's correction agai
 rate at very low rates).
 
 **Expiry.** An entry not touched for ``expire`` ms (``now_ms - touched >= expire``) is deleted;
-the key's next request starts afresh, as a new key. That changes a decision only when expire is
+the key's next request starts afresh, as a new key. (HAProxy's expiry task deletes it on the
+server's one clock; the model keeps it and reads it as no entry, so that a key's decisions
+depend on its own requests alone, whatever other keys' times were given in between.) That changes a decision only when expire is
 shorter than two periods (an entry idle that long would read 0 anyway): ``expire`` defaults to
 two periods, the shortest that changes nothing.
 
@@ -70,10 +75,9 @@ compiled replay and the error analysis call them.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from dataclasses import dataclass
 
-from .base import (Decision, Limiter, PerSecond, Seconds, budget_args, positive,
+from .base import (Decision, Limiter, PerSecond, Seconds, below, budget_args, positive,
                    window_remaining, window_step, whole)
 from ..clock import seconds_until, to_ticks
 
@@ -269,16 +273,14 @@ class HAProxyRate(Limiter):
         if compare not in COMPARES:
             raise ValueError(f"compare must be 'gt' or 'ge', got {compare!r}")
         self.compare = compare
-        self.rule_limit = whole("limit", limit, minimum=1 if compare == "gt" else 2)
-        if self.rule_limit >= MAX_LIMIT:
-            raise ValueError(f"limit must be below 2**32 (HAProxy's counters are 32-bit), "
-                             f"got {limit!r}")
+        self.rule_limit = int(below("limit", whole("limit", limit,
+                                                    minimum=1 if compare == "gt" else 2),
+                                    MAX_LIMIT, "2**32 (HAProxy's counters are 32-bit)", limit))
         self.admits = self.rule_limit if compare == "gt" else self.rule_limit - 1
         self.limit = float(self.admits)
         self.expire_ms = (min(2 * self.period_ms, MAX_MS) if expire is None
                           else whole_ms("expire", expire))
         self.expire = None if expire is None else self.expire_ms / 1000
-        self._state: OrderedDict = OrderedDict()  # least recently touched first
 
     @property
     def params(self) -> dict:
@@ -332,21 +334,6 @@ class HAProxyRate(Limiter):
         return Decision(allowed=allowed, limit=self.limit,
                         remaining=window_remaining(after, self.admits), retry_after=retry,
                         reset_after=reset), Entry(tick, curr, prev, now_ms)
-
-    def _commit(self, key, new: Entry, now: float, now_t: int) -> None:
-        self._state.pop(key, None)  # re-inserted at the end: the most recently touched
-        super()._commit(key, new, now, now_t)
-        self._purge(new.touched)
-
-    def _purge(self, now_ms: int) -> None:
-        """Delete the entries expired at `now_ms`, least recently touched first (HAProxy's
-        expiry task deletes them when they expire)."""
-        while self._state:
-            key = next(iter(self._state))
-            if now_ms - self._state[key].touched < self.expire_ms:
-                return
-            del self._state[key]
-            self._last.pop(key, None)
 
     def _inspect(self, entry: Entry, now: float, now_t: int) -> dict:
         now_ms = ms_of(now_t)

@@ -17,6 +17,7 @@ worker can read.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -127,13 +128,15 @@ def _in_threads(fn: Callable, parts: Iterable, shared: Sequence, threads: int) -
         for part in parts:
             yield fn(part, *shared)
         return
+    parts = iter(parts)
     with ThreadPoolExecutor(threads, thread_name_prefix="ratelab-part") as pool:
         pending: deque = deque()
-        for part in parts:
-            if len(pending) == threads:
-                yield pending.popleft().result()
-            pending.append(pool.submit(fn, part, *shared))
-        while pending:
+        while True:
+            # a part is taken only when a thread is free for it: at most `threads` in hand
+            for part in itertools.islice(parts, threads - len(pending)):
+                pending.append(pool.submit(fn, part, *shared))
+            if not pending:
+                return
             yield pending.popleft().result()
 
 

@@ -82,11 +82,6 @@ def _color(i: int) -> str:
     return SERIES[i % len(SERIES)]
 
 
-def _columns(record: dict) -> list[str]:
-    """The policies as written: the tables' column names."""
-    return [p["policy"] for p in record["policies"]]
-
-
 # ---------------------------------------------------------------- figures
 
 

@@ -14,13 +14,12 @@ from __future__ import annotations
 from .. import __version__
 from ..page import document, figure_html, paragraph, side_by_side, table_html, write
 from ..traces.report import describe_html
+from . import TOP_CLIENTS
 from . import figures as F
 
 SECTIONS = ("policies", "by-hour", "clients", "worst-minute", "backend", "retry-after",
             "load-report")
 """The page's sections, by anchor, in order (``out.html#by-hour``)."""
-
-TOP_CLIENTS = 10
 
 
 def page(record: dict) -> str:

@@ -107,3 +107,14 @@ def test_cli_report_to_a_folder_is_one_line(tmp_path, capsys):
     assert main([*NASA, "--report", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--report" in err[0] and "is a folder" in err[0]
+
+
+def test_the_page_names_the_counter_it_measured(record):
+    """A HAProxy run's page says HAProxy's counter (it once said the sliding window counter
+    whatever --counter was)."""
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert main([*NASA, "--counter", "haproxy", "--json"]) == 0
+    haproxy = page(json.loads(buf.getvalue()))
+    assert "HAProxy&#x27;s counter" in haproxy or "HAProxy's counter" in haproxy
+    assert "HAProxy" not in page(record) and "calendar-aligned" in page(record)

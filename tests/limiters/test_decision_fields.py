@@ -148,6 +148,6 @@ def test_the_full_allowance_is_back_exactly_reset_after_later(name, params, data
             # starts even), so the period a rotation opens can end on the very millisecond,
             # and a second rotation there weighs the burst before it at nothing: one more
             # than the limit passes (13 requests at 0.3 s, 13 ms, gt 3: 4 pass at 0.325 s)
-            assert back >= full, (lim, t, cost, d)
+            assert full <= back <= full + 1, (lim, t, cost, d)
         else:
             assert back == full, (lim, t, cost, d)

@@ -98,14 +98,19 @@ def test_default_expire_is_two_periods_where_expiry_changes_nothing():
     assert HAProxyRate(period=2e6, limit=2).expire_ms == hp.MAX_MS  # 24.8 days, its most
 
 
-def test_expired_entries_are_deleted():
+def test_an_expired_entry_reads_as_none_and_other_keys_times_change_nothing():
     rule = HAProxyRate(period=1, limit=2)
     for key in range(5):
         rule.allow(key, 0.0)
-    rule.allow("late", 2.0)  # two periods on: every earlier entry has expired
-    assert rule.state(0) is None and rule.state("late") is not None
+    rule.allow("late", 2.0)  # two periods on: every earlier entry has expired at 2.0
     assert rule.inspect(1, 2.0) == {"rate": 0, "period_start": None, "curr": 0, "prev": 0,
                                     "limit": 2.0, "known": False}
+    # ... but a key's own next request, before its entry expires, still finds it: a later
+    # time given for another key does not expire it (each key's times are its own)
+    rule.allow(0, 0.0)
+    assert not rule.allow(0, 0.5).allowed  # 0's third request within the period, gt 2
+    alone = HAProxyRate(period=1, limit=2)
+    assert [alone.allow(0, t).allowed for t in (0.0, 0.0, 0.5)] == [True, True, False]
 
 
 def test_the_reading_keeps_a_lone_request_unweighted():
