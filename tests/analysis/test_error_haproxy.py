@@ -151,16 +151,15 @@ def test_the_command_line_takes_the_counter(capsys):
 
 
 def test_the_full_scale_records_sit_side_by_side(data_dir):
-    """The recorded runs at Cloudflare's scale: HAProxy's beside the calendar-aligned counter's
-    (today's, and the record of 30 November, whose keys are the table's labels)."""
+    """The recorded runs at Cloudflare's scale: HAProxy's beside the calendar-aligned
+    counter's, the same population (the same requests), HAProxy's wrong less often in
+    estimate mode."""
     import json
 
     records = [json.loads((data_dir / f"error-analysis-full-scale{name}.json").read_text())
-               for name in ("", "-sliding-window-counter", "-haproxy")]
-    df = side_by_side(records[1:])
+               for name in ("", "-haproxy")]
+    df = side_by_side(records)
     wrong = df.loc["wrong decisions (%)"]
     assert wrong["haproxy", "estimate"] < wrong["sliding-window-counter", "estimate"]
     assert df.loc["requests"].nunique() == 1
-    assert records[2]["command"].endswith("--counter haproxy")
-    old = side_by_side(records[:1])["sliding-window-counter"]
-    assert abs(old.loc["false allows", "estimate"] - df.loc["false allows"].iloc[0]) <= 1
+    assert records[1]["command"] == records[0]["command"] + " --counter haproxy"
