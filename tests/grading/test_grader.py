@@ -398,7 +398,8 @@ def test_a_forged_verdict_is_still_wrong(battery):
 def test_fork_bomb_and_memory_in_three_children_are_bounded(battery):
     for student in ("mallory-forks", "mallory-eats"):
         r = row(battery, student)
-        assert (r["verdict"], float(r["score"])) == ("passed", 1.0), (student, r)
+        assert (r["verdict"], float(r["score"])) == ("passed", 1.0), \
+            f"{student}: {r['verdict']}: {r['first_failure']!r}; notes: {notes(battery, student)!r}"
         assert "cell 3" in notes(battery, student), student
 
 
