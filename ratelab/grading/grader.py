@@ -194,6 +194,9 @@ class Run:
         reply = self._receive(timeout_s + GRACE_S)
         event = reply.get("event")
         if event == "cell":
+            limit = self.sandbox.check()  # the cell may have ended at the limit, before a look
+            if limit:
+                return Step("died", limit)
             detail = f"{reply.get('ename', '')}: {reply.get('evalue', '')}".strip(": ")
             return Step(str(reply.get("status", "raised")), detail)
         limit = self.sandbox.exceeded()

@@ -42,7 +42,8 @@ runs it).
   down (memory and pids in its cgroup.subtree_control), else the v1 memory and pids hierarchies —
   the submission runs in a child group of the grader's own, joined before exec: the kernel holds
   both limits (a fork past the limit fails, an allocation past it meets the OOM killer), and a
-  monitor then stops the whole submission and says why (:meth:`Sandbox.exceeded`).
+  monitor then stops the whole submission and says why (:meth:`Sandbox.exceeded`); the
+  grader also looks after every cell (:meth:`Sandbox.check`).
 * Elsewhere (or with RATELAB_GRADE_NO_CGROUP=1, or ``Sandbox(..., cgroups=False)``) a watchdog
   thread looks every 0.1 s: it sums the resident memory of every process of the submission
   (proportional set sizes once the sum looks too big, so pages shared by forks count once) and
@@ -475,13 +476,23 @@ class Sandbox:
     def _watch(self) -> None:
         """The monitor: stop the whole submission as soon as it is over a limit."""
         while not self._done.wait(POLL_S):
-            if self._proc.poll() is not None:
+            if self._proc.poll() is not None or self.check():
                 return
+
+    def check(self) -> str | None:
+        """Look now, not at the monitor's next look: when the submission is over a limit, stop
+        it whole and say why in one line; None when it is within its limits.
+
+        The grader looks after every cell, so that a cell whose fork or allocation failed at the
+        limit (and which then raised, or caught the error) is a stopped cell, whichever of the
+        cell's reply and the monitor comes first."""
+        if self._reason is None and self._proc is not None and self._proc.poll() is None:
             reason = self._acct.over()
             if reason:
-                self._reason = self._reason or reason
+                with self._lock:
+                    self._reason = self._reason or reason
                 self._stop_all()
-                return
+        return self._reason
 
     def exceeded(self) -> str | None:
         """Why the run was stopped for a limit, in one line; None when it was not."""

@@ -404,6 +404,46 @@ def test_fork_bomb_and_memory_in_three_children_are_bounded(battery):
 
 
 @pytest.mark.service
+@pytest.mark.parametrize("accounting", ["cgroup", "watchdog"])
+def test_a_cell_that_ended_at_the_process_limit_is_stopped_before_the_monitor_looks(
+        accounting, tmp_path, monkeypatch):
+    """The fork bomb's cell raises BlockingIOError at the limit and replies at once; were the
+    grader to wait for the monitor's next look, the monitor would stop the sandbox in the middle
+    of the checks, and the right answer of cell 2 would be graded wrong. The monitor here first
+    looks once the checks have begun: only the grader's own look after the cell can save it."""
+    need("bwrap", "the grader's sandbox")
+    from ratelab.grading import grader, sandbox
+
+    if accounting == "watchdog":
+        monkeypatch.setenv("RATELAB_GRADE_NO_CGROUP", "1")
+    from ratelab.grading.sandbox import Limits
+
+    serving = threading.Event()
+    serve, watch = grader.Run.serve, sandbox.Sandbox._watch
+
+    def late_watch(self):  # from the first check on; or not at all, if the run ends before
+        while not serving.wait(0.05):
+            if self._done.is_set():
+                return
+        watch(self)
+
+    monkeypatch.setattr(grader.Run, "serve", lambda self, t: (serving.set(), serve(self, t))[1])
+    monkeypatch.setattr(sandbox.Sandbox, "_watch", late_watch)
+    tmp_path.chmod(0o755)
+    cases = tmp_path / "cases.json"
+    write_cases(make_cases(1, ["token_bucket_take"]), cases)
+    cases.chmod(0o644)
+    nbformat.write(notebook(TAKE, FORK_BOMB), tmp_path / "zoe.01-buckets.ipynb")
+    grader.grade([tmp_path / "zoe.01-buckets.ipynb"], cases, tmp_path / "grades.csv",
+                 limits=Limits(time_s=20, grade_s=120, processes=64), isolation="auto")
+    with open(tmp_path / "grades.csv", newline="") as f:
+        (r,) = csv.DictReader(f)
+    said = (tmp_path / "grades-feedback" / "zoe" / "01-buckets.md").read_text()
+    assert (r["verdict"], float(r["score"])) == ("passed", 1.0), (r["first_failure"], said)
+    assert "cell 3 was stopped (it " in said and "processes and threads (limit 64)" in said, said
+
+
+@pytest.mark.service
 def test_importing_the_reference_is_flagged(battery):
     for student, what in (("mallory-imports", "a solution"),
                           ("mallory-wraps", "reference limiter 'sliding-window-log'")):
