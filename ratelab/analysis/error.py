@@ -367,27 +367,20 @@ def analyse_sources(time: np.ndarray, starts: np.ndarray, limit: float, window: 
     # the estimate pass writes the peaks as it goes; without it first, count them up front
     wt = window_ticks(window)
     peak = kernels.peak_counts(ticks, starts, wt) if modes[0] != "estimate" else None
+    counter_rule = kernels.CALENDAR if rule is None else \
+        (int(rule.admits), int(rule.period_ms), int(rule.expire_ms))
     for m in modes:
         t = tally.per_mode[m]
         crej = np.zeros(n_src, np.int64)
         erej = np.zeros(n_src, np.int64)
         if m == "estimate":
             est_peak = np.zeros(n_src, np.int64)
-            if rule is None:
-                kernels.estimate_pass(ticks, starts, limit, wt, t.counts, t.relsum, t.hist,
-                                      kernels.bin_table(), est_peak, crej, erej)
-            else:
-                kernels.haproxy_estimate_pass(ticks, starts, limit, rule.admits, rule.period_ms,
-                                              rule.expire_ms, wt, t.counts, t.relsum, t.hist,
-                                              kernels.bin_table(), est_peak, crej, erej)
+            kernels.estimate_pass(ticks, starts, limit, wt, t.counts, t.relsum, t.hist,
+                                  kernels.bin_table(), est_peak, crej, erej, counter_rule)
             peak = est_peak if peak is None else peak
-        elif rule is None:
-            kernels.admission_pass(ticks, starts, limit, wt, t.counts, t.relsum, t.hist,
-                                   kernels.bin_table(), crej, erej)
         else:
-            kernels.haproxy_admission_pass(ticks, starts, limit, rule.admits, rule.period_ms,
-                                           rule.expire_ms, wt, t.counts, t.relsum, t.hist,
-                                           kernels.bin_table(), crej, erej)
+            kernels.admission_pass(ticks, starts, limit, wt, t.counts, t.relsum, t.hist,
+                                   kernels.bin_table(), crej, erej, counter_rule)
         over = peak > limit
         limited = crej > 0
         t.false_negative_peaks = peak[over & ~limited].tolist()

@@ -17,9 +17,10 @@ too (``window_ticks``):
 * sliding window counter: ``k = fixed_window.index_of(t, W)`` and ``sliding_counter.step``
   (the counts rolled to window k, ``prev * weight + cur``, the same admit rule).
 
-``haproxy_estimate_pass`` and ``haproxy_admission_pass`` are the same two passes with HAProxy's
-counter (``limiters.haproxy.step``: periods from each source's first request, every request
-counted, the blend in whole requests) in place of the calendar-aligned one.
+* HAProxy's counter, when the passes are given its `rule` (admits, period and expire in ms):
+  ``haproxy.step`` on the millisecond clock ``haproxy.ms_of(t)`` (periods from each source's
+  first request, every request counted, the blend in whole requests). The branch between the
+  two counters is the same for every request of a pass.
 
 Every request costs 1. Compiled on first use (numba's cache keeps the machine code on disk);
 nothing is compiled at import time.
@@ -46,11 +47,15 @@ from ..replay.kernels import ticks_of
 
 CACHE = watch_limiters()  # False where numba offers no hook: compiled, never stale
 for _fn in (base.window_step, fw.index_of, fw.index_near, sl.has_left, sc.roll, sc.weight,
-            sc.blend, sc.step):
+            sc.blend, sc.step, hp.ms_of, hp.even, hp.counted, hp.blend, hp.step):
     register_jitable(_fn)
 window_step = base.window_step
 MAX_TICKS = clock.MAX_TICKS
 NO_WINDOW = -(2 ** 62)  # the window number before a source's first request
+
+CALENDAR = (0, 0, 0)
+"""The `rule` that asks the passes for the calendar-aligned counter; a HAProxy rule is
+(admits, period, expire), its whole numbers of requests and milliseconds (period > 0)."""
 
 # Relative-error histogram: bin 0 holds exact estimates (error 0); bins 1..N_LOG_BINS cover
 # 10**LOG_LO .. 10**LOG_HI in BINS_PER_DECADE steps per decade (about 2.3% wide), the first
@@ -175,17 +180,19 @@ def _count_bins(hist, found, n):
 
 @njit(cache=CACHE, nogil=True)
 def estimate_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, bins, peak,
-                  counter_rej, exact_rej):
+                  counter_rej, exact_rej, rule=CALENDAR):
     """Estimate mode: every request counts in both the exact window and the counter.
 
     For each request i of a source: ``exact`` = requests of the source in (t - W, t] up to
-    and including i; ``estimate`` = prev * weight + cur + 1 (the counter including i). Adds to
+    and including i; ``estimate`` = prev * weight + cur + 1 (the counter including i; with a
+    HAProxy `rule`, its rate including i: curr + prev x remain // period). Adds to
     ``counts`` (see the column constants), ``relsum[0]`` (sum of |estimate - exact| / exact),
     ``relsum[1]`` (the largest), ``hist`` (its bins found with ``bins``, :func:`bin_table`);
     writes per source ``peak`` (largest exact count),
     ``counter_rej`` and ``exact_rej`` (requests each side would have rejected).
     """
     n_src = len(starts) - 1
+    admits, period, expire = rule
     found = np.empty(_longest(starts), np.int16)  # a source's bins (_count_bins)
     for s in range(n_src):
         a = starts[s]
@@ -195,6 +202,7 @@ def estimate_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, bins
         k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
         prev = 0.0
         cur = 0.0
+        tick, curr, hprev, touched = 0, 0, 0, hp.NO_TOUCH  # HAProxy's entry
         pk = 0
         crej = 0
         erej = 0
@@ -209,9 +217,17 @@ def estimate_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, bins
                 lo += 1
             exact = i - lo + 1
             e_ok, _, _ = window_step(i - lo, 1.0, limit, True)  # the log, counting all
-            k, start = fw.index_near(t, window_ticks, k, start)
-            _, c_ok, prev, cur, est = sc.step(kc, prev, cur, t, k, window_ticks, 1.0, limit, True)
-            kc = k
+            if period:
+                now_ms = hp.ms_of(t)
+                seen, c_ok, tick, curr, hprev = hp.step(tick, curr, hprev, touched, now_ms,
+                                                        period, expire, admits)
+                touched = now_ms
+                est = seen + 1.0
+            else:
+                k, start = fw.index_near(t, window_ticks, k, start)
+                _, c_ok, prev, cur, est = sc.step(kc, prev, cur, t, k, window_ticks, 1.0, limit,
+                                                  True)
+                kc = k
             pk = max(pk, exact)
             crej += not c_ok  # counts, not branches: the decisions are not predictable
             erej += not e_ok
@@ -236,7 +252,7 @@ def estimate_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, bins
 
 @njit(cache=CACHE, nogil=True)
 def admission_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, bins, counter_rej,
-                   exact_rej):
+                   exact_rej, rule=CALENDAR):
     """Admission mode: a sliding log and a counter, each counting only what it admitted.
 
     The two run independently on the same requests and their decisions are compared. The
@@ -244,8 +260,12 @@ def admission_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, bin
     exact number of requests *it admitted* in (t - W, t], plus this one — how far its
     picture of its own traffic is from the truth. Same outputs as :func:`estimate_pass`
     (without ``peak``, which does not depend on the mode).
+
+    HAProxy's counter (a `rule`) counts every request, refused or not, as HAProxy does: that is
+    what this mode measures for it; its estimate is its rate including the request.
     """
     n_src = len(starts) - 1
+    admits, period, expire = rule
     longest = _longest(starts)
     log = np.empty(longest, np.int64)  # ticks the log admitted (a queue)
     ctr = np.empty(longest, np.int64)  # ticks the counter admitted
@@ -261,6 +281,7 @@ def admission_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, bin
         k, start = 0, MAX_TICKS  # the window of the request before (fw.index_near)
         prev = 0.0
         cur = 0.0
+        tick, curr, hprev, touched = 0, 0, 0, hp.NO_TOUCH  # HAProxy's entry
         crej = 0
         erej = 0
         fa = 0
@@ -280,9 +301,16 @@ def admission_pass(ticks, starts, limit, window_ticks, counts, relsum, hist, bin
             log[ln] = t
             ln += e_ok
             erej += not e_ok
-            k, start = fw.index_near(t, window_ticks, k, start)
-            est, c_ok, prev, cur, _ = sc.step(kc, prev, cur, t, k, window_ticks, 1.0, limit, False)
-            kc = k
+            if period:
+                now_ms = hp.ms_of(t)
+                est, c_ok, tick, curr, hprev = hp.step(tick, curr, hprev, touched, now_ms, period,
+                                                       expire, admits)
+                touched = now_ms
+            else:
+                k, start = fw.index_near(t, window_ticks, k, start)
+                est, c_ok, prev, cur, _ = sc.step(kc, prev, cur, t, k, window_ticks, 1.0, limit,
+                                                  False)
+                kc = k
             ch += (ch < cn) & sl.has_left(ctr[ch], t, window_ticks)
             while ch < cn and sl.has_left(ctr[ch], t, window_ticks):
                 ch += 1
@@ -326,120 +354,3 @@ def peak_counts(ticks, starts, window_ticks):
                 pk = i - lo + 1
         peak[s] = pk
     return peak
-
-
-# ---------------------------------------------------------------- HAProxy's counter
-
-for _fn in (hp.ms_of, hp.even, hp.counted, hp.blend, hp.step):
-    register_jitable(_fn)
-
-
-@njit(cache=CACHE, nogil=True)
-def haproxy_estimate_pass(ticks, starts, limit, admits, period, expire, window_ticks, counts,
-                          relsum, hist, bins, peak, counter_rej, exact_rej):
-    """:func:`estimate_pass` with HAProxy's counter: its rate including request i
-    (``haproxy.step``: curr + prev x remain // period, in ms `period`, entries expiring after
-    `expire` ms) against the exact count of (t - W, t], W = `window_ticks`, the same period.
-    `admits` is the most the rule passes (the whole `limit`); HAProxy counts every request, as
-    this mode does."""
-    n_src = len(starts) - 1
-    for s in range(n_src):
-        a = starts[s]
-        b = starts[s + 1]
-        lo = a
-        tick, curr, prev, touched = 0, 0, 0, hp.NO_TOUCH
-        pk = 0
-        crej = 0
-        erej = 0
-        for i in range(a, b):
-            t = ticks[i]
-            while sl.has_left(ticks[lo], t, window_ticks):
-                lo += 1
-            exact = i - lo + 1
-            e_ok, _, _ = window_step(i - lo, 1.0, limit, True)  # the log, counting all
-            now_ms = hp.ms_of(t)
-            found, c_ok, tick, curr, prev = hp.step(tick, curr, prev, touched, now_ms, period,
-                                                    expire, admits)
-            touched = now_ms
-            est = found + 1.0
-            if exact > pk:
-                pk = exact
-            if not c_ok:
-                crej += 1
-            if not e_ok:
-                erej += 1
-                if c_ok:
-                    counts[FALSE_ALLOW] += 1
-            elif not c_ok:
-                counts[FALSE_REJECT] += 1
-            rel = abs(est - exact) / exact
-            relsum[0] += rel
-            if rel > relsum[1]:
-                relsum[1] = rel
-            hist[_bin(rel, bins)] += 1
-        counts[REQUESTS] += b - a
-        counts[EXACT_REJECT] += erej
-        counts[COUNTER_REJECT] += crej
-        peak[s] = pk
-        counter_rej[s] = crej
-        exact_rej[s] = erej
-
-
-@njit(cache=CACHE, nogil=True)
-def haproxy_admission_pass(ticks, starts, limit, admits, period, expire, window_ticks, counts,
-                           relsum, hist, bins, counter_rej, exact_rej):
-    """:func:`admission_pass` with HAProxy's counter: the exact log counts what it admitted;
-    HAProxy's counter counts every request, refused or not, as HAProxy does (that is what this
-    mode measures for it). The relative error is its rate including the request against the
-    exact number of requests it admitted in (t - W, t], plus this one."""
-    n_src = len(starts) - 1
-    longest = _longest(starts)
-    log = np.empty(longest, np.int64)  # ticks the log admitted (a queue)
-    ctr = np.empty(longest, np.int64)  # ticks HAProxy's rule admitted
-    for s in range(n_src):
-        a = starts[s]
-        b = starts[s + 1]
-        lh = 0
-        ln = 0
-        ch = 0
-        cn = 0
-        tick, curr, prev, touched = 0, 0, 0, hp.NO_TOUCH
-        crej = 0
-        erej = 0
-        for i in range(a, b):
-            t = ticks[i]
-            while lh < ln and sl.has_left(log[lh], t, window_ticks):
-                lh += 1
-            e_ok, _, _ = window_step(ln - lh, 1.0, limit, False)
-            if e_ok:
-                log[ln] = t
-                ln += 1
-            else:
-                erej += 1
-            now_ms = hp.ms_of(t)
-            found, c_ok, tick, curr, prev = hp.step(tick, curr, prev, touched, now_ms, period,
-                                                    expire, admits)
-            touched = now_ms
-            while ch < cn and sl.has_left(ctr[ch], t, window_ticks):
-                ch += 1
-            real = (cn - ch) + 1.0
-            if c_ok:
-                ctr[cn] = t
-                cn += 1
-            else:
-                crej += 1
-            if not e_ok:
-                if c_ok:
-                    counts[FALSE_ALLOW] += 1
-            elif not c_ok:
-                counts[FALSE_REJECT] += 1
-            rel = abs(found + 1.0 - real) / real
-            relsum[0] += rel
-            if rel > relsum[1]:
-                relsum[1] = rel
-            hist[_bin(rel, bins)] += 1
-        counts[REQUESTS] += b - a
-        counts[EXACT_REJECT] += erej
-        counts[COUNTER_REJECT] += crej
-        counter_rej[s] = crej
-        exact_rej[s] = erej

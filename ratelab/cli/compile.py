@@ -4,7 +4,7 @@ A fresh install compiles its kernels the first time a command needs them: tens o
 a small machine, before the first line of output. ``make lab`` and ``make test`` run this
 command once instead, and every later command loads the kernels from numba's cache. It runs
 the commands a newcomer runs first — ``error-analysis`` on a small generated log in the
-common log format (with the calendar-aligned counter and with HAProxy's) and on a small
+common log format (its passes, compiled once, serve HAProxy's counter too) and on a small
 synthetic population, ``what-if`` on the log with one policy
 per registry algorithm, and ``bench`` on a small trace — so that what gets compiled is exactly
 what they need, and says per step how many kernels it compiled: a second run compiles none.
@@ -64,8 +64,6 @@ def steps(log: Path) -> list[tuple[str, list[str]]]:
     return [
         ("the log reader and the error analysis",
          ["error-analysis", "--trace", str(log), "--no-progress"]),
-        ("HAProxy's counter in the error analysis",
-         ["error-analysis", "--trace", str(log), "--counter", "haproxy", "--no-progress"]),
         ("the synthetic population",
          ["error-analysis", "--synthetic", "--sources", "200", "--requests", "20000",
           "--no-progress"]),
