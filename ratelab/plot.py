@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import matplotlib as mpl
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from .bursts import trailing_count
 
@@ -51,6 +52,28 @@ def use_style() -> None:
 def limit_line(ax, limit: float, label: str = "limit") -> None:
     """Draw the limit as a dashed horizontal line on `ax`."""
     ax.axhline(limit, color=COLORS["limit"], linestyle="--", linewidth=1, label=label)
+
+
+def nothing_to_show(ax, text: str) -> None:
+    """Say on `ax` that it has nothing to show (the axes stay, 0 to 1), rather than leave a
+    blank chart to be read as a broken one."""
+    ax.set_ylim(0, 1)
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center",
+            color=COLORS["limit"])
+
+
+def finish_from_zero(fig, ax, top: float, nothing: str, *, whole: bool = False,
+                     ncols: int = 1) -> None:
+    """A report's figure finished: y from 0 to a little above `top` (on a linear axis; whole-
+    number ticks if `whole`), or `nothing` said on the axes when `top` is 0; the legend under
+    them, in `ncols` columns."""
+    if top <= 0:
+        nothing_to_show(ax, nothing)
+    elif ax.get_yscale() == "linear":
+        ax.set_ylim(0, top * 1.08)
+        if whole:
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.legend(loc="outside lower center", ncols=ncols)
 
 
 # ---------------------------------------------------------------- burst shapes

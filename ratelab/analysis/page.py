@@ -20,7 +20,7 @@ from matplotlib.ticker import FuncFormatter
 
 from .. import __version__
 from ..page import document, figure_html, paragraph, table_html, write
-from ..plot import COLORS, SERIES, STYLE
+from ..plot import SERIES, STYLE, finish_from_zero
 from ..traces.report import describe_html
 from .error import formatted, record_table
 
@@ -86,7 +86,7 @@ def wrong_decisions(record: dict):
         ax.set_xlim(-0.6, len(res) - 0.4)
         ax.set_ylabel("requests (%)")
         ax.set_title(f"wrong decisions, window {res[0][1]['window_s']:g} s")
-        _finish(fig, ax, top, "no wrong decision")
+        finish_from_zero(fig, ax, top, "no wrong decision", ncols=2)
     return fig
 
 
@@ -112,19 +112,8 @@ def relative_error(record: dict):
             ax.set_yscale("symlog", linthresh=1.0, linscale=0.5)
             ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
             ax.set_ylim(0, top * 1.5)
-        _finish(fig, ax, top, "every estimate exact")
+        finish_from_zero(fig, ax, top, "every estimate exact", ncols=2)
     return fig
-
-
-def _finish(fig, ax, top: float, nothing: str) -> None:
-    """y from 0; `nothing` said on the axes when there is nothing; the legend under them."""
-    if top <= 0:
-        ax.set_ylim(0, 1)
-        ax.text(0.5, 0.5, nothing, transform=ax.transAxes, ha="center", va="center",
-                color=COLORS["limit"])
-    elif ax.get_yscale() == "linear":
-        ax.set_ylim(0, top * 1.08)
-    fig.legend(loc="outside lower center", ncols=2)
 
 
 COUNTER_NAMES = {None: "the sliding window counter",

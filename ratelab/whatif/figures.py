@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from ..plot import COLORS, SERIES, STYLE
+from ..plot import COLORS, SERIES, STYLE, finish_from_zero, nothing_to_show
 
 __all__ = ["limited_by_hour", "backend_by_hour", "retry_after", "summary", "top_clients",
            "worst_minute", "backend", "retry_after_stats", "when"]
@@ -116,24 +116,6 @@ def _hour_axis(record: dict):
     return starts / 3600.0, 1.0, label
 
 
-def _empty(ax, text: str) -> None:
-    """Say on `ax` that it has nothing to show (the axes stay, 0 to 1)."""
-    ax.set_ylim(0, 1)
-    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center",
-            color=COLORS["limit"])
-
-
-def _finish(fig, ax, top: float, nothing: str) -> None:
-    """Whole-number y ticks from 0 to a little above `top`; `nothing` said when it is 0; the
-    legend under the axes."""
-    if top > 0:
-        ax.set_ylim(0, top * 1.08)
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    else:
-        _empty(ax, nothing)
-    fig.legend(loc="outside lower center", ncols=1)
-
-
 def _hourly(ax, x, hour: float, values: list[np.ndarray], labels: list[str], bars: bool):
     """Each policy's `values` per hour: grouped bars inside each hour, or step lines."""
     n = len(values)
@@ -155,7 +137,7 @@ def limited_by_hour(record: dict):
     pols = record["policies"]
     fig, ax = _figure(len(pols))
     if not record["requests"]:
-        _empty(ax, "no requests")
+        nothing_to_show(ax, "no requests")
         return fig
     x, hour, label = _hour_axis(record)
     values = [np.array([h["requests_limited"] for h in p["by_hour"]]) for p in pols]
@@ -165,7 +147,8 @@ def limited_by_hour(record: dict):
     ax.set_xlim(x[0], x[-1] + hour)
     ax.set_ylabel("requests limited")
     ax.set_title("limited requests by hour")
-    _finish(fig, ax, max(v.max() for v in values), "no request limited by any policy")
+    finish_from_zero(fig, ax, max(v.max() for v in values), "no request limited by any policy",
+                     whole=True)
     return fig
 
 
@@ -176,7 +159,7 @@ def backend_by_hour(record: dict):
     pols = record["policies"]
     fig, ax = _figure(len(pols) + 1)
     if not record["requests"]:
-        _empty(ax, "no requests")
+        nothing_to_show(ax, "no requests")
         return fig
     x, hour, label = _hour_axis(record)
     edges = np.append(x, x[-1] + hour)
@@ -194,7 +177,7 @@ def backend_by_hour(record: dict):
     ax.set_xlim(x[0], x[-1] + hour)
     ax.set_ylabel("requests in its busiest second")
     ax.set_title("what the backend would have received, hour by hour")
-    _finish(fig, ax, float(offered.max()), "no requests")
+    finish_from_zero(fig, ax, float(offered.max()), "no requests", whole=True)
     return fig
 
 
@@ -216,7 +199,7 @@ def retry_after(record: dict):
         ax.set_xlim(0, 10)
         for i, p in enumerate(pols):  # an empty bar each: the legend still names the policy
             ax.bar([0.0], [0.0], width=0.5, color=_color(i), label=f"{p['policy']} (no 429s)")
-        _finish(fig, ax, 0, "no 429s from any policy")
+        finish_from_zero(fig, ax, 0, "no 429s from any policy", whole=True)
         return fig
     need = longest / RETRY_AFTER_BINS
     step = next((b for b in BIN_S if b >= need), 86400 * math.ceil(need / 86400))
@@ -237,7 +220,7 @@ def retry_after(record: dict):
     ax.set_xlim(0, bins * step + 0.5)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("Retry-After (s)" + (f", in bins of {step} s" if step > 1 else ""))
-    _finish(fig, ax, top, "no 429s")
+    finish_from_zero(fig, ax, top, "no 429s", whole=True)
     return fig
 
 
