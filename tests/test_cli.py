@@ -25,6 +25,14 @@ def test_the_top_level_help_is_the_full_parsers():
     assert summary_parser().format_help() == parser().format_help()
 
 
+def test_the_readme_names_every_subcommand():
+    from ratelab.cli import COMMANDS
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    listed = readme.split("The subcommands of `ratelab`", 1)[1].split("\n\n", 1)[0]
+    assert [c for c, *_ in COMMANDS if f"`{c}`" not in listed] == []
+
+
 def fresh(code: str) -> subprocess.CompletedProcess:
     """`code` run in a fresh interpreter, which must exit 0: what it imports is its own."""
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
