@@ -24,6 +24,7 @@ from __future__ import annotations
 import html
 import math
 import numbers
+import re
 
 BANDS = ((0.10, "within 10%"), (0.25, "within 25%"))
 """Verdict bands: (largest |guess - measured| / |measured|, words), tightest first. Past them a
@@ -42,19 +43,26 @@ def _number(value, name: str) -> float:
     return value
 
 
-def _read_guess(guess) -> float | None:
-    """A prediction as a number: a real number, or text that reads as one ("12", "1,500",
-    "11.8 %"); None when it is neither (the reader is asked again, never shown a traceback)."""
-    if isinstance(guess, str):
-        text = guess.strip().rstrip("%").strip().replace(",", "").replace("_", "")
-        try:
-            guess = float(text)
-        except ValueError:
-            return None
-    if isinstance(guess, bool) or not isinstance(guess, numbers.Real):
+NUMBER = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\d\s,.].*)?$")
+"""A number as a learner writes it, perhaps with its unit after it ("2.5 s", "75%")."""
+
+
+def read_number(answer) -> float | None:
+    """A learner's number: a real number, or text that reads as one ("12", "1,500", "11.8 %",
+    "2.5 s"); None when it is neither, or not finite (the learner is asked again, never shown
+    a traceback). Predictions and the quizzes' number questions read by this one rule."""
+    if isinstance(answer, str):
+        found = NUMBER.match(_ungrouped(answer))
+        answer = float(found.group(1)) if found else None
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
         return None
-    guess = float(guess)
-    return guess if math.isfinite(guess) else None
+    answer = float(answer)
+    return answer if math.isfinite(answer) else None
+
+
+def _ungrouped(text: str) -> str:
+    """`text` without thousands separators ("47,748" -> "47748")."""
+    return re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)
 
 
 def _show(value: float) -> str:
@@ -90,7 +98,7 @@ def compare(guess, measured, *, unit: str = "") -> dict:
               "relative_pct": None, "verdict": "no prediction"}
     if guess is None:
         return record
-    number = _read_guess(guess)
+    number = read_number(guess)
     if number is None:
         record.update(verdict="not a number", unread=repr(guess))
         return record

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ._limiter_kit import Prose
+from .predict import read_number
 
 VERDICTS = ("right", "wrong", "not answered")
 LETTERS = "abcdef"
@@ -306,10 +307,6 @@ class ShortAnswer(Question):
         return found
 
 
-NUMBER = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\d\s,.].*)?$")
-"""A number as a learner writes it, perhaps with its unit after it ("2.5 s", "75%")."""
-
-
 @dataclass
 class Number(ShortAnswer):
     """A number, right within `tolerance` of `value`; `unit` is what it counts ("s")."""
@@ -325,14 +322,11 @@ class Number(ShortAnswer):
     def read(self, answer: Any) -> tuple[float | None, str]:
         if answer is None or (isinstance(answer, str) and not answer.strip()):
             return None, f"nothing written yet: the answer is {self.asks()}"
-        if isinstance(answer, numbers.Real) and not isinstance(answer, bool):
-            value = float(answer)
-        elif isinstance(answer, str) and NUMBER.match(_ungrouped(answer)):
-            value = float(NUMBER.match(_ungrouped(answer)).group(1))
-        else:
-            return None, f"{answer!r} is not a number: the answer is {self.asks()}"
-        if not math.isfinite(value):
-            return None, f"{answer!r} is not a finite number: the answer is {self.asks()}"
+        value = read_number(answer)
+        if value is None:
+            number = isinstance(answer, numbers.Real) and not isinstance(answer, bool)
+            return None, (f"{answer!r} is not a {'finite ' if number else ''}number: the "
+                          f"answer is {self.asks()}")
         return value, ""
 
     def matches(self, given: float, expected: float) -> bool:
@@ -397,11 +391,6 @@ def normal(text: str) -> str:
     text = re.sub(r"[.,;:!?'\"`()\[\]]", "", text)
     text = " ".join(text.split())
     return re.sub(r"^(a|an|the) ", "", text)
-
-
-def _ungrouped(text: str) -> str:
-    """`text` without thousands separators ("47,748" -> "47748")."""
-    return re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)
 
 
 def _number(value: float) -> str:

@@ -67,7 +67,8 @@ def test_numbers_are_shown_as_a_reader_writes_them():
     assert message(compare(None, 123456.7)).endswith("measured 123457")
 
 
-@pytest.mark.parametrize("guess", ["twelve", True, float("nan"), float("inf"), [14], ""])
+@pytest.mark.parametrize("guess", ["twelve", True, float("nan"), float("inf"), [14], "",
+                                   "1,5"])
 def test_a_guess_that_is_not_a_number_asks_again_without_a_traceback(guess):
     """A learner's slip gets a sentence, not a ValueError's traceback (which it once was), and
     the measurement stays folded away as if nothing were written."""
@@ -83,9 +84,13 @@ def test_a_guess_that_is_not_a_number_asks_again_without_a_traceback(guess):
 
 
 @pytest.mark.parametrize("guess, read", [("14", 14.0), (" 1,500 ", 1500.0), ("11.8 %", 11.8),
-                                         (7, 7.0)])
+                                         ("2.5 s", 2.5), (7, 7.0)])
 def test_a_guess_written_as_text_that_reads_as_a_number_is_taken(guess, read):
+    """By the rule a quiz's number question reads an answer with (and "1,5" is no number)."""
+    from ratelab.exercises.quiz import Number
+
     assert compare(guess, 14)["guess"] == read
+    assert Number("Q?", value=read, terms=("x",), why="w", otherwise="o").read(guess) == (read, "")
 
 
 @pytest.mark.parametrize("measured", [None, "14", float("nan")])
