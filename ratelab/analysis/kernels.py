@@ -4,7 +4,7 @@ The analysis never needs a time-merged trace: every source is limited on its own
 the concatenation of per-source sorted time arrays with ``starts`` (int64, one more entry than
 sources) marking where each source begins. Each kernel walks one source at a time.
 
-Both limiters call the reference's own scalar functions (compiled here), in the same order, so
+The limiters call the reference's own scalar functions (compiled here), in the same order, so
 the decisions are the reference's to the last bit; times are whole microseconds (ticks,
 ``ratelab.clock.to_ticks``), converted once for all sources by :func:`as_ticks` (the
 replay's vectorised pass: converting inside the loops, twice for the trailing window's edge,
@@ -15,8 +15,7 @@ too (``window_ticks``):
   ``sliding_log.has_left(entry, t, W)`` (t - entry >= W); a request passes by the window
   algorithms' admit rule, ``limiters.base.window_step`` (``in_window + 1 <= limit``);
 * sliding window counter: ``k = fixed_window.index_of(t, W)`` and ``sliding_counter.step``
-  (the counts rolled to window k, ``prev * weight + cur``, the same admit rule).
-
+  (the counts rolled to window k, ``prev * weight + cur``, the same admit rule);
 * HAProxy's counter, when the passes are given its `rule` (admits, period and expire in ms):
   ``haproxy.step`` on the millisecond clock ``haproxy.ms_of(t)`` (periods from each source's
   first request, every request counted, the blend in whole requests). The branch between the
